@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Benchmark entry point:  tests/bench/run.sh NAME [ARGS...]
+#   Builds the optimized tree (build/release, Release, no sanitizers) if needed and
+#   runs benchmark NAME, which prints JSON lines on stdout. `run.sh --list` lists them.
+# Example: tests/bench/run.sh wire_bench --reps 9 > wire.jsonl
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD=${EPIC_BENCH_BUILD:-$ROOT/build/release}
+BENCHES=(wire_bench)
+case "${1:-}" in
+  ""|-h|--help) sed -n '2,5p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  --list) printf '%s\n' "${BENCHES[@]}"; exit 0 ;;
+esac
+NAME=$1; shift
+printf '%s\n' "${BENCHES[@]}" | grep -qx "$NAME" || { echo "run.sh: unknown benchmark '$NAME' (try --list)" >&2; exit 2; }
+if [ ! -f "$BUILD/build.ninja" ]; then
+  cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release >&2
+fi
+cmake --build "$BUILD" --target "$NAME" >&2
+BIN=$(find "$BUILD/tests/bench" -maxdepth 1 -type f -name "$NAME" | head -1)
+exec "$BIN" --json "$@"
