@@ -109,7 +109,7 @@ class PacketBuilder {
     return *this;
   }
   PacketBuilder& deth(uint32_t qkey, uint32_t src_qp) {
-    p_.deth = {qkey, src_qp};
+    p_.deth = {qkey, 0, src_qp};
     return *this;
   }
   PacketBuilder& immdt(uint32_t v) {
@@ -122,8 +122,9 @@ class PacketBuilder {
   }
   // `n` bytes of a recognisable pattern: byte i = (seed + i) mod 256.
   PacketBuilder& payload_pattern(size_t n, uint8_t seed = 0) {
-    p_.payload.resize(n);
-    for (size_t i = 0; i < n; ++i) p_.payload[i] = static_cast<uint8_t>(seed + i);
+    p_.payload.clear();
+    p_.payload.reserve(n);
+    for (size_t i = 0; i < n; ++i) p_.payload.push_back(static_cast<uint8_t>(seed + i));
     return *this;
   }
 

@@ -29,7 +29,8 @@ struct Aeth {
 
 struct Deth {
   uint32_t qkey = 0;
-  uint32_t src_qp = 0;  // 24 bits
+  uint8_t reserved = 0;  // byte 4
+  uint32_t src_qp = 0;   // 24 bits
   friend bool operator==(const Deth&, const Deth&) = default;
 };
 
@@ -103,7 +104,7 @@ struct PacketView {
   }
   Deth deth() const {
     const uint8_t* p = ext(op->off_deth);
-    return {load_be32(p + deth::kQkey), load_be24(p + deth::kSrcQp)};
+    return {load_be32(p + deth::kQkey), p[deth::kQkey + 4], load_be24(p + deth::kSrcQp)};
   }
   AtomicEth atomic_eth() const {
     const uint8_t* p = ext(op->off_atomic_eth);

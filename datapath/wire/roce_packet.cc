@@ -67,6 +67,7 @@ RocePacket decode(const PacketView& v) {
   if (op.has(kExtCnpPad)) std::memcpy(p.cnp_reserved.data(), v.ext(0), cnp::kLen);
 
   p.payload.assign(v.payload(), v.payload() + v.data_len());
+  for (uint8_t i = 0; i < v.pad_count(); ++i) p.pad_bytes[i] = v.payload()[v.data_len() + i];
   // Keep the pad count explicit only when it is not the one encode() derives.
   if (v.pad_count() != p.effective_pad_count()) p.pad_count = v.pad_count();
   return p;
@@ -147,6 +148,7 @@ size_t encode(const RocePacket& p, uint8_t* out, size_t cap) {
   uint8_t* ext = out + off;
   if (op.has(kExtDeth)) {
     store_be32(ext + op.off_deth + deth::kQkey, p.deth.qkey);
+    ext[op.off_deth + deth::kQkey + 4] = p.deth.reserved;
     store_be24(ext + op.off_deth + deth::kSrcQp, p.deth.src_qp & 0xFFFFFF);
   }
   if (op.has(kExtReth)) {
@@ -171,9 +173,11 @@ size_t encode(const RocePacket& p, uint8_t* out, size_t cap) {
   if (op.has(kExtCnpPad)) std::memcpy(ext, p.cnp_reserved.data(), cnp::kLen);
   off += op.ext_len;
 
-  // Payload, zero pad (already zeroed), ICRC.
+  // Payload, pad, ICRC.
   if (!p.payload.empty()) std::memcpy(out + off, p.payload.data(), p.payload.size());
-  off += p.payload.size() + pad;
+  off += p.payload.size();
+  for (uint8_t i = 0; i < pad && i < p.pad_bytes.size(); ++i) out[off + i] = p.pad_bytes[i];
+  off += pad;
   const auto icrc_off = static_cast<uint16_t>(off);
   if (p.icrc) {
     store_le32(out + icrc_off, *p.icrc);

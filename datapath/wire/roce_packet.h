@@ -71,7 +71,8 @@ struct RocePacket {
   uint32_t ieth_rkey = 0;
   std::array<uint8_t, 16> cnp_reserved{};
 
-  std::vector<uint8_t> payload;  // data bytes; the pad bytes (zero) are added by encode
+  std::vector<uint8_t> payload;  // data bytes, without the pad
+  std::array<uint8_t, 3> pad_bytes{};  // contents of the pad (senders write zeros)
 
   // Overrides for malformed frames (tests only).
   std::optional<uint8_t> pad_count;

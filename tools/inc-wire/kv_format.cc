@@ -70,7 +70,9 @@ std::string format_fields(const w::PacketView& v) {
   if (op.has(w::kExtImmDt)) o << " immdt=" << p.immdt;
   if (op.has(w::kExtIeth)) o << " ieth_rkey=" << p.ieth_rkey;
   o << " payload_len=" << p.payload.size()
-    << " payload=" << to_hex(p.payload.data(), p.payload.size()) << " icrc=" << v.icrc()
+    << " payload=" << to_hex(p.payload.data(), p.payload.size());
+  if (v.pad_count() > 0) o << " pad_bytes=" << to_hex(p.pad_bytes.data(), v.pad_count());
+  o << " icrc=" << v.icrc()
     << " icrc_ok=" << (w::compute_icrc(v) == v.icrc());
   return o.str();
 }
@@ -206,6 +208,10 @@ KvParse parse_fields(std::string_view line) {
       ok = parse_int(val, p.ieth_rkey);
     } else if (key == "payload") {
       ok = from_hex(val, p.payload);
+    } else if (key == "pad_bytes") {
+      std::vector<uint8_t> pad;
+      ok = from_hex(val, pad) && pad.size() <= p.pad_bytes.size();
+      std::copy(pad.begin(), pad.end(), p.pad_bytes.begin());
     } else if (key == "payload_len" || key == "opname" || key == "icrc" || key == "icrc_ok") {
       // Derived on output; accepted and ignored on input so decode output can be re-encoded.
     } else {

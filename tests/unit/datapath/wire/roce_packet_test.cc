@@ -37,7 +37,7 @@ TEST(RocePacket, EncodeDecodeRoundTripsEveryKnownOpcode) {
       p.bth_reserved7 = 0x2A;
       p.reth = {0x0102030405060708ull, 0x090A0B0C, 0x0D0E0F10};
       p.aeth = {0x61, 0xFEDCBA};
-      p.deth = {0x80010000, 0x123456};
+      p.deth = {0x80010000, 0x5A, 0x123456};
       p.atomic_eth = {1, 2, 3, 4};
       p.atomic_ack_orig = 0x5555;
       p.immdt = 0xCAFEBABE;

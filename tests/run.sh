@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# EPIC's test command (README quick start; .ci/run calls it):
+#   tests/run.sh [CTEST ARGS...]        e.g. tests/run.sh -L oracle
+# Installs what it needs (deploy/install.sh), builds the CI configuration —
+# clang, -Werror, ASan+UBSan, libFuzzer — in build/ci, checks that gcc builds the
+# tree warning-free too, and runs ctest. Exit status is ctest's.
+# Environment: EPIC_TEST_BUILD (build dir), EPIC_FUZZ_SECONDS (random fuzz run, default 60).
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+case "${1:-}" in -h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
+
+"$ROOT/deploy/install.sh"
+
+BUILD=${EPIC_TEST_BUILD:-$ROOT/build/ci}
+JOBS=$(nproc)
+cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+  -DEPIC_WERROR=ON -DEPIC_SANITIZE=address,undefined -DEPIC_FUZZ=ON \
+  -DEPIC_FUZZ_SECONDS="${EPIC_FUZZ_SECONDS:-60}"
+cmake --build "$BUILD" -j"$JOBS"
+
+# The second compiler only has to build cleanly; its tests would repeat the ones below.
+cmake -S "$ROOT" -B "$BUILD-gcc" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++ -DEPIC_WERROR=ON >/dev/null
+cmake --build "$BUILD-gcc" -j"$JOBS"
+
+cd "$BUILD"
+exec ctest --output-on-failure -j"$JOBS" "$@"
