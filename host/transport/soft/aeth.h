@@ -13,6 +13,14 @@ inline constexpr uint8_t kNakInvalidRequest = 0x61;
 inline constexpr uint8_t kNakRemoteAccessError = 0x62;
 inline constexpr uint8_t kNakRemoteOperationalError = 0x63;
 
+// Minimum RNR NAK timer of each 5-bit code, in nanoseconds (IBA table 45).
+inline constexpr uint64_t kRnrTimerNs[32] = {
+    655'360'000, 10'000,    20'000,    30'000,    40'000,     60'000,     80'000,     120'000,
+    160'000,     240'000,   320'000,   480'000,   640'000,    960'000,    1'280'000,  1'920'000,
+    2'560'000,   3'840'000, 5'120'000, 7'680'000, 10'240'000, 15'360'000, 20'480'000, 30'720'000,
+    40'960'000,  61'440'000, 81'920'000, 122'880'000, 163'840'000, 245'760'000, 327'680'000,
+    491'520'000};
+
 enum class Kind : uint8_t { kAck, kRnrNak, kReserved, kNak };
 inline Kind kind(uint8_t syndrome) {
   switch (syndrome >> 5) {

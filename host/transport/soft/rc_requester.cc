@@ -140,7 +140,8 @@ void RcQp::handle_ack(const w::PacketView& pkt, uint64_t now_ns) {
         --rnr_retries_left_;
       }
       rewind_to(psn);
-      rnr_deadline_ = now_ns + config_.rnr_delay_ns;
+      // Wait the timer the responder asked for, and at least our configured minimum.
+      rnr_deadline_ = now_ns + std::max(config_.rnr_delay_ns, aeth::kRnrTimerNs[a.syndrome & 0x1F]);
       retransmit_deadline_.reset();
       return;
 

@@ -38,7 +38,7 @@ struct QpConfig {
   uint64_t retransmit_timeout_ns = 20'000'000;  // local ACK timeout
   uint8_t retry_count = 7;           // retransmissions after a timeout or NAK-sequence-error
   uint8_t rnr_retry = 7;             // 7 = retry forever, as in IBA
-  uint64_t rnr_delay_ns = 1'000'000;  // wait after an RNR NAK before resending
+  uint64_t rnr_delay_ns = 0;  // minimum wait after an RNR NAK (the NAK's timer code applies too)
   uint8_t rnr_timer_code = 14;        // min RNR timer we advertise in our RNR NAKs (IBA table)
   uint64_t cnp_interval_ns = 4'000;   // at most one CNP per interval (ConnectX default 4 us)
   uint32_t max_send_wr = 1024;

@@ -158,10 +158,13 @@ TEST(RcRequester, RnrNakPausesThenResendsFromTheNakedPsn) {
   feed(*r.qp, ack(0xFFFFFF, aeth::kRnrNak | 1), 100);
   EXPECT_EQ(r.qp->poll_cq()->wr_id, 1u);
   EXPECT_TRUE(drain(*r.qp, {}, 100).empty());
-  EXPECT_EQ(r.qp->next_deadline(), 600u);
-  r.qp->on_timer(600);
+  // RNR timer code 1 is 10 us (IBA table 45), more than the configured 500 ns minimum.
+  EXPECT_EQ(r.qp->next_deadline(), 10'100u);
+  r.qp->on_timer(10'000);
+  EXPECT_TRUE(drain(*r.qp, {}, 10'000).empty());
+  r.qp->on_timer(10'100);
   const std::vector<Out> want = {{op::kSendOnly, 0xFFFFFF}};
-  EXPECT_EQ(drain(*r.qp, want, 600), want);
+  EXPECT_EQ(drain(*r.qp, want, 10'100), want);
 }
 
 TEST(RcRequester, StaleAndOutOfRangeAcksChangeNothing) {
