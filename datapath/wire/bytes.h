@@ -11,9 +11,7 @@
 
 namespace epic::wire {
 
-inline uint16_t load_be16(const uint8_t* p) {
-  return static_cast<uint16_t>((p[0] << 8) | p[1]);
-}
+inline uint16_t load_be16(const uint8_t* p) { return static_cast<uint16_t>((p[0] << 8) | p[1]); }
 inline uint32_t load_be24(const uint8_t* p) {
   return (uint32_t{p[0]} << 16) | (uint32_t{p[1]} << 8) | p[2];
 }

@@ -23,16 +23,16 @@ inline constexpr uint16_t kTypeArp = 0x0806;
 
 namespace ipv4 {
 inline constexpr size_t kHeaderLen = 20;  // options are rejected
-inline constexpr size_t kVerIhl = 0, kTos = 1, kTotalLen = 2, kId = 4, kFlagsFrag = 6,
-                        kTtl = 8, kProto = 9, kChecksum = 10, kSrc = 12, kDst = 16;
+inline constexpr size_t kVerIhl = 0, kTos = 1, kTotalLen = 2, kId = 4, kFlagsFrag = 6, kTtl = 8,
+                        kProto = 9, kChecksum = 10, kSrc = 12, kDst = 16;
 inline constexpr uint16_t kFlagDf = 0x4000, kFlagMf = 0x2000, kFragOffsetMask = 0x1FFF;
 inline constexpr uint8_t kProtoUdp = 17;
 }  // namespace ipv4
 
 namespace ipv6 {
 inline constexpr size_t kHeaderLen = 40;  // extension headers are rejected
-inline constexpr size_t kVerTcFlow = 0, kPayloadLen = 4, kNextHeader = 6, kHopLimit = 7,
-                        kSrc = 8, kDst = 24;
+inline constexpr size_t kVerTcFlow = 0, kPayloadLen = 4, kNextHeader = 6, kHopLimit = 7, kSrc = 8,
+                        kDst = 24;
 inline constexpr uint8_t kNextHeaderUdp = 17;
 }  // namespace ipv6
 

@@ -73,30 +73,18 @@ constexpr std::array<OpcodeInfo, 256> build_table() {
   std::array<OpcodeInfo, 256> t{};
   for (int c = 0; c < 256; ++c) t[c].opcode = static_cast<uint8_t>(c);
 
-  std::string_view rc[12] = {"RC_SEND_FIRST",
-                             "RC_SEND_MIDDLE",
-                             "RC_SEND_LAST",
-                             "RC_SEND_LAST_WITH_IMMEDIATE",
-                             "RC_SEND_ONLY",
-                             "RC_SEND_ONLY_WITH_IMMEDIATE",
-                             "RC_RDMA_WRITE_FIRST",
-                             "RC_RDMA_WRITE_MIDDLE",
-                             "RC_RDMA_WRITE_LAST",
-                             "RC_RDMA_WRITE_LAST_WITH_IMMEDIATE",
-                             "RC_RDMA_WRITE_ONLY",
-                             "RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE"};
-  std::string_view uc[12] = {"UC_SEND_FIRST",
-                             "UC_SEND_MIDDLE",
-                             "UC_SEND_LAST",
-                             "UC_SEND_LAST_WITH_IMMEDIATE",
-                             "UC_SEND_ONLY",
-                             "UC_SEND_ONLY_WITH_IMMEDIATE",
-                             "UC_RDMA_WRITE_FIRST",
-                             "UC_RDMA_WRITE_MIDDLE",
-                             "UC_RDMA_WRITE_LAST",
-                             "UC_RDMA_WRITE_LAST_WITH_IMMEDIATE",
-                             "UC_RDMA_WRITE_ONLY",
-                             "UC_RDMA_WRITE_ONLY_WITH_IMMEDIATE"};
+  std::string_view rc[12] = {"RC_SEND_FIRST",       "RC_SEND_MIDDLE",
+                             "RC_SEND_LAST",        "RC_SEND_LAST_WITH_IMMEDIATE",
+                             "RC_SEND_ONLY",        "RC_SEND_ONLY_WITH_IMMEDIATE",
+                             "RC_RDMA_WRITE_FIRST", "RC_RDMA_WRITE_MIDDLE",
+                             "RC_RDMA_WRITE_LAST",  "RC_RDMA_WRITE_LAST_WITH_IMMEDIATE",
+                             "RC_RDMA_WRITE_ONLY",  "RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE"};
+  std::string_view uc[12] = {"UC_SEND_FIRST",       "UC_SEND_MIDDLE",
+                             "UC_SEND_LAST",        "UC_SEND_LAST_WITH_IMMEDIATE",
+                             "UC_SEND_ONLY",        "UC_SEND_ONLY_WITH_IMMEDIATE",
+                             "UC_RDMA_WRITE_FIRST", "UC_RDMA_WRITE_MIDDLE",
+                             "UC_RDMA_WRITE_LAST",  "UC_RDMA_WRITE_LAST_WITH_IMMEDIATE",
+                             "UC_RDMA_WRITE_ONLY",  "UC_RDMA_WRITE_ONLY_WITH_IMMEDIATE"};
   add_send_write(t, 0x00, Transport::kRc, rc);
   add_send_write(t, op::kUcBase, Transport::kUc, uc);
 
@@ -105,17 +93,17 @@ constexpr std::array<OpcodeInfo, 256> build_table() {
                              P::kOnly, kExtReth, false);
   t[op::kReadResponseFirst] = make(op::kReadResponseFirst, "RC_RDMA_READ_RESPONSE_FIRST", rct,
                                    K::kReadResponse, P::kFirst, kExtAeth, true);
-  t[op::kReadResponseMiddle] = make(op::kReadResponseMiddle, "RC_RDMA_READ_RESPONSE_MIDDLE",
-                                    rct, K::kReadResponse, P::kMiddle, 0, true);
+  t[op::kReadResponseMiddle] = make(op::kReadResponseMiddle, "RC_RDMA_READ_RESPONSE_MIDDLE", rct,
+                                    K::kReadResponse, P::kMiddle, 0, true);
   t[op::kReadResponseLast] = make(op::kReadResponseLast, "RC_RDMA_READ_RESPONSE_LAST", rct,
                                   K::kReadResponse, P::kLast, kExtAeth, true);
   t[op::kReadResponseOnly] = make(op::kReadResponseOnly, "RC_RDMA_READ_RESPONSE_ONLY", rct,
                                   K::kReadResponse, P::kOnly, kExtAeth, true);
   t[op::kAck] = make(op::kAck, "RC_ACKNOWLEDGE", rct, K::kAck, P::kNone, kExtAeth, false);
-  t[op::kAtomicAck] = make(op::kAtomicAck, "RC_ATOMIC_ACKNOWLEDGE", rct, K::kAtomicAck,
-                           P::kNone, kExtAeth | kExtAtomicAckEth, false);
-  t[op::kCompareSwap] = make(op::kCompareSwap, "RC_COMPARE_SWAP", rct, K::kAtomic, P::kOnly,
-                             kExtAtomicEth, false);
+  t[op::kAtomicAck] = make(op::kAtomicAck, "RC_ATOMIC_ACKNOWLEDGE", rct, K::kAtomicAck, P::kNone,
+                           kExtAeth | kExtAtomicAckEth, false);
+  t[op::kCompareSwap] =
+      make(op::kCompareSwap, "RC_COMPARE_SWAP", rct, K::kAtomic, P::kOnly, kExtAtomicEth, false);
   t[op::kFetchAdd] =
       make(op::kFetchAdd, "RC_FETCH_ADD", rct, K::kAtomic, P::kOnly, kExtAtomicEth, false);
   t[op::kSendLastInv] = make(op::kSendLastInv, "RC_SEND_LAST_WITH_INVALIDATE", rct, K::kSend,
@@ -123,10 +111,10 @@ constexpr std::array<OpcodeInfo, 256> build_table() {
   t[op::kSendOnlyInv] = make(op::kSendOnlyInv, "RC_SEND_ONLY_WITH_INVALIDATE", rct, K::kSend,
                              P::kOnly, kExtIeth, true);
 
-  t[op::kUdSendOnly] = make(op::kUdSendOnly, "UD_SEND_ONLY", Transport::kUd, K::kSend, P::kOnly,
-                            kExtDeth, true);
-  t[op::kUdSendOnlyImm] = make(op::kUdSendOnlyImm, "UD_SEND_ONLY_WITH_IMMEDIATE",
-                               Transport::kUd, K::kSend, P::kOnly, kExtDeth | kExtImmDt, true);
+  t[op::kUdSendOnly] =
+      make(op::kUdSendOnly, "UD_SEND_ONLY", Transport::kUd, K::kSend, P::kOnly, kExtDeth, true);
+  t[op::kUdSendOnlyImm] = make(op::kUdSendOnlyImm, "UD_SEND_ONLY_WITH_IMMEDIATE", Transport::kUd,
+                               K::kSend, P::kOnly, kExtDeth | kExtImmDt, true);
 
   t[op::kCnp] = make(op::kCnp, "CNP", Transport::kCnp, K::kCnp, P::kNone, kExtCnpPad, false);
   return t;

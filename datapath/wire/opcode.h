@@ -71,12 +71,11 @@ inline constexpr uint8_t kSendFirst = 0x00, kSendMiddle = 0x01, kSendLast = 0x02
                          kSendLastImm = 0x03, kSendOnly = 0x04, kSendOnlyImm = 0x05,
                          kWriteFirst = 0x06, kWriteMiddle = 0x07, kWriteLast = 0x08,
                          kWriteLastImm = 0x09, kWriteOnly = 0x0A, kWriteOnlyImm = 0x0B,
-                         kReadRequest = 0x0C, kReadResponseFirst = 0x0D,
-                         kReadResponseMiddle = 0x0E, kReadResponseLast = 0x0F,
-                         kReadResponseOnly = 0x10, kAck = 0x11, kAtomicAck = 0x12,
-                         kCompareSwap = 0x13, kFetchAdd = 0x14, kSendLastInv = 0x16,
-                         kSendOnlyInv = 0x17, kUdSendOnly = 0x64, kUdSendOnlyImm = 0x65,
-                         kCnp = 0x81;
+                         kReadRequest = 0x0C, kReadResponseFirst = 0x0D, kReadResponseMiddle = 0x0E,
+                         kReadResponseLast = 0x0F, kReadResponseOnly = 0x10, kAck = 0x11,
+                         kAtomicAck = 0x12, kCompareSwap = 0x13, kFetchAdd = 0x14,
+                         kSendLastInv = 0x16, kSendOnlyInv = 0x17, kUdSendOnly = 0x64,
+                         kUdSendOnlyImm = 0x65, kCnp = 0x81;
 }  // namespace op
 
 }  // namespace epic::wire

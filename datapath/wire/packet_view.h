@@ -67,9 +67,7 @@ struct PacketView {
     return static_cast<uint8_t>(load_be16(l3()) >> 4);
   }
   uint8_t ecn() const { return tos() & 0x3; }
-  uint8_t ttl() const {
-    return l3()[ip_version == IpVersion::kV4 ? ipv4::kTtl : ipv6::kHopLimit];
-  }
+  uint8_t ttl() const { return l3()[ip_version == IpVersion::kV4 ? ipv4::kTtl : ipv6::kHopLimit]; }
   uint32_t ipv4_src() const { return load_be32(l3() + ipv4::kSrc); }
   uint32_t ipv4_dst() const { return load_be32(l3() + ipv4::kDst); }
   const uint8_t* ipv6_src() const { return l3() + ipv6::kSrc; }
@@ -112,7 +110,7 @@ struct PacketView {
             load_be64(p + atomic_eth::kSwapAdd), load_be64(p + atomic_eth::kCompare)};
   }
   uint64_t atomic_ack_orig() const { return load_be64(ext(op->off_atomic_ack_eth)); }
-  uint32_t immdt() const { return load_be32(ext(op->off_immdt)); }  // as on the wire
+  uint32_t immdt() const { return load_be32(ext(op->off_immdt)); }  // read big-endian
   uint32_t ieth_rkey() const { return load_be32(ext(op->off_ieth)); }
 
   // Payload (data bytes, pad excluded) and ICRC.

@@ -11,8 +11,8 @@ namespace epic::wire {
 size_t RocePacket::encoded_size() const {
   const size_t ip_len = ip_version == IpVersion::kV4 ? ipv4::kHeaderLen : ipv6::kHeaderLen;
   return eth::kHeaderLen + (has_vlan ? eth::kVlanTagLen : 0) + ip_len + udp::kHeaderLen +
-         bth::kHeaderLen + opcode_info(opcode).ext_len + payload.size() +
-         effective_pad_count() + kIcrcLen;
+         bth::kHeaderLen + opcode_info(opcode).ext_len + payload.size() + effective_pad_count() +
+         kIcrcLen;
 }
 
 RocePacket decode(const PacketView& v) {
@@ -110,12 +110,10 @@ size_t encode(const RocePacket& p, uint8_t* out, size_t cap) {
     ip[ipv4::kProto] = ipv4::kProtoUdp;
     store_be32(ip + ipv4::kSrc, p.ipv4_src);
     store_be32(ip + ipv4::kDst, p.ipv4_dst);
-    store_be16(ip + ipv4::kChecksum,
-               p.ipv4_checksum ? *p.ipv4_checksum : ipv4_header_checksum(ip));
+    store_be16(ip + ipv4::kChecksum, p.ipv4_checksum ? *p.ipv4_checksum : ipv4_header_checksum(ip));
   } else {
     store_be32(ip, (6u << 28) | (uint32_t{p.tos} << 20) | (p.ipv6_flow_label & 0xFFFFF));
-    store_be16(ip + ipv6::kPayloadLen,
-               p.ip_length ? *p.ip_length : static_cast<uint16_t>(udp_len));
+    store_be16(ip + ipv6::kPayloadLen, p.ip_length ? *p.ip_length : static_cast<uint16_t>(udp_len));
     ip[ipv6::kNextHeader] = ipv6::kNextHeaderUdp;
     ip[ipv6::kHopLimit] = p.ttl;
     std::memcpy(ip + ipv6::kSrc, p.ipv6_src.data(), 16);
@@ -137,8 +135,8 @@ size_t encode(const RocePacket& p, uint8_t* out, size_t cap) {
   bh[bth::kFlags] = static_cast<uint8_t>((p.solicited ? 0x80 : 0) | (p.mig_req ? 0x40 : 0) |
                                          ((pad & 0x3) << 4) | (p.transport_version & 0xF));
   store_be16(bh + bth::kPkey, p.pkey);
-  bh[bth::kFecnBecn] = static_cast<uint8_t>((p.fecn ? 0x80 : 0) | (p.becn ? 0x40 : 0) |
-                                            (p.bth_reserved6 & 0x3F));
+  bh[bth::kFecnBecn] =
+      static_cast<uint8_t>((p.fecn ? 0x80 : 0) | (p.becn ? 0x40 : 0) | (p.bth_reserved6 & 0x3F));
   store_be24(bh + bth::kDestQp, p.dest_qp & 0xFFFFFF);
   bh[bth::kAckReq] = static_cast<uint8_t>((p.ack_req ? 0x80 : 0) | (p.bth_reserved7 & 0x7F));
   store_be24(bh + bth::kPsn, p.psn & 0xFFFFFF);

@@ -36,7 +36,7 @@ struct RocePacket {
   uint32_t ipv4_dst = 0;
   Ipv6Addr ipv6_src{};
   Ipv6Addr ipv6_dst{};
-  uint8_t tos = 0;  // IPv4 TOS / IPv6 traffic class: DSCP(7:2) ECN(1:0)
+  uint8_t tos = 0;   // IPv4 TOS / IPv6 traffic class: DSCP(7:2) ECN(1:0)
   uint8_t ttl = 64;  // IPv4 TTL / IPv6 hop limit
   uint16_t ipv4_id = 0;
   uint16_t ipv4_flags_frag = 0x4000;  // DF
@@ -67,11 +67,11 @@ struct RocePacket {
   AtomicEth atomic_eth;
   Aeth aeth;
   uint64_t atomic_ack_orig = 0;
-  uint32_t immdt = 0;  // big-endian wire value, as ibv_wc.imm_data
+  uint32_t immdt = 0;  // the ImmDt field read big-endian (ntohl of verbs' imm_data)
   uint32_t ieth_rkey = 0;
   std::array<uint8_t, 16> cnp_reserved{};
 
-  std::vector<uint8_t> payload;  // data bytes, without the pad
+  std::vector<uint8_t> payload;        // data bytes, without the pad
   std::array<uint8_t, 3> pad_bytes{};  // contents of the pad (senders write zeros)
 
   // Overrides for malformed frames (tests only).

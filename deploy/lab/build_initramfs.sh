@@ -113,7 +113,13 @@ else
 fi
 if [ -z "$DEB" ]; then
   if [ -z "$KPKG" ]; then
-    KPKG=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/{print $2; exit}')
+    resolve() { apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/{print $2; exit}'; }
+    KPKG=$(resolve)
+    if [ -z "$KPKG" ] && [ "$(id -u)" = 0 ]; then
+      echo "package lists do not know linux-image-amd64: running apt-get update"
+      apt-get update -o DPkg::Lock::Timeout=600 >/dev/null
+      KPKG=$(resolve)
+    fi
     [ -n "$KPKG" ] || die "cannot resolve linux-image-amd64 (run apt-get update)"
   fi
   echo "downloading $KPKG ..."

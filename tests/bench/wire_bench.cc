@@ -75,7 +75,8 @@ int main(int argc, char** argv) {
     for (int r = -1; r < reps; ++r) {  // r == -1 is the warm-up
       const double t_icrc = time_s([&] {
         for (int it = 0; it < iters; ++it)
-          for (const auto& f : frames) keep(wire::compute_icrc(f.data(), wire::IpVersion::kV4, l3, icrc_off));
+          for (const auto& f : frames)
+            keep(wire::compute_icrc(f.data(), wire::IpVersion::kV4, l3, icrc_off));
       });
       const double t_isal = time_s([&] {
         for (int it = 0; it < iters; ++it)
@@ -98,8 +99,8 @@ int main(int argc, char** argv) {
       zlib_v.push_back(gbps(t_zlib));
       copy_v.push_back(gbps(t_copy));
     }
-    const std::string sz = "\"frame_bytes\":" + std::to_string(size) + ",\"crc_bytes\":" +
-                           std::to_string(covered) + ",";
+    const std::string sz = "\"frame_bytes\":" + std::to_string(size) +
+                           ",\"crc_bytes\":" + std::to_string(covered) + ",";
     const auto icrc = summarize(icrc_v), isal = summarize(isal_v), zl = summarize(zlib_v),
                cp = summarize(copy_v);
     emit("wire", "icrc", sz, icrc, "GB/s", reps);

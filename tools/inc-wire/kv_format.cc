@@ -60,8 +60,7 @@ std::string format_fields(const w::PacketView& v) {
   }
   if (op.has(w::kExtAtomicEth)) {
     o << " atomic_va=" << p.atomic_eth.va << " atomic_rkey=" << p.atomic_eth.rkey
-      << " atomic_swap_add=" << p.atomic_eth.swap_add
-      << " atomic_compare=" << p.atomic_eth.compare;
+      << " atomic_swap_add=" << p.atomic_eth.swap_add << " atomic_compare=" << p.atomic_eth.compare;
   }
   if (op.has(w::kExtAeth)) {
     o << " aeth_syndrome=" << int{p.aeth.syndrome} << " aeth_msn=" << p.aeth.msn;
@@ -72,8 +71,7 @@ std::string format_fields(const w::PacketView& v) {
   o << " payload_len=" << p.payload.size()
     << " payload=" << to_hex(p.payload.data(), p.payload.size());
   if (v.pad_count() > 0) o << " pad_bytes=" << to_hex(p.pad_bytes.data(), v.pad_count());
-  o << " icrc=" << v.icrc()
-    << " icrc_ok=" << (w::compute_icrc(v) == v.icrc());
+  o << " icrc=" << v.icrc() << " icrc_ok=" << (w::compute_icrc(v) == v.icrc());
   return o.str();
 }
 

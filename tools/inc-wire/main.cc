@@ -103,10 +103,14 @@ int cmd_decode(const std::vector<std::string>& args) {
   w::ParseOptions opts;
   std::string path = "-";
   for (const auto& a : args) {
-    if (a == "--hex") hex = true;
-    else if (a == "--no-verify") opts.verify_icrc = opts.verify_ipv4_checksum = false;
-    else if (!a.empty() && a[0] == '-' && a != "-") return usage_error("decode: unknown option " + a);
-    else path = a;
+    if (a == "--hex")
+      hex = true;
+    else if (a == "--no-verify")
+      opts.verify_icrc = opts.verify_ipv4_checksum = false;
+    else if (!a.empty() && a[0] == '-' && a != "-")
+      return usage_error("decode: unknown option " + a);
+    else
+      path = a;
   }
   bool any_bad = false;
   size_t n = 0;

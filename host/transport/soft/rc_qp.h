@@ -8,7 +8,7 @@
 //   verbs:        post_send, post_recv, register_mr, poll_cq
 //
 // The same code runs in the deterministic simulator (tests/unit/host/...) and
-// on a real interface (host/transport/soft/af_packet_port.h). All times are
+// on a real interface (host/transport/soft/io/soft_nic.h). All times are
 // nanoseconds on a caller-chosen monotonic clock.
 //
 // Implemented: SEND and RDMA WRITE, with and without Immediate, segmented into
@@ -120,12 +120,12 @@ class RcQp {
   uint32_t epsn_ = 0;
   uint32_t msn_ = 0;
   MsgKind in_message_ = MsgKind::kNone;
-  uint64_t write_va_ = 0;       // next byte of the current RDMA WRITE
+  uint64_t write_va_ = 0;  // next byte of the current RDMA WRITE
   uint32_t write_rkey_ = 0;
   uint32_t write_remaining_ = 0;
   uint32_t write_total_ = 0;
-  uint32_t recv_offset_ = 0;    // bytes of the current SEND placed in the front receive
-  bool nak_sent_ = false;       // a NAK-sequence-error for epsn_ is outstanding
+  uint32_t recv_offset_ = 0;  // bytes of the current SEND placed in the front receive
+  bool nak_sent_ = false;     // a NAK-sequence-error for epsn_ is outstanding
   bool ack_pending_ = false;
   uint64_t last_cnp_ns_ = 0;
   bool cnp_sent_ = false;

@@ -63,7 +63,8 @@ void RcQp::emit_request(SendWqe& wqe, uint32_t index, bool retransmit, uint64_t 
   if (op.has(w::kExtReth)) p.reth = {wr.remote_va, wr.rkey, wr.length};
   if (op.has(w::kExtImmDt)) p.immdt = wr.imm_data;
   const uint64_t off = uint64_t{index} * config_.pmtu;
-  const uint64_t n = std::min<uint64_t>(config_.pmtu, wr.length - std::min<uint64_t>(off, wr.length));
+  const uint64_t n =
+      std::min<uint64_t>(config_.pmtu, wr.length - std::min<uint64_t>(off, wr.length));
   if (n > 0) p.payload.assign(wr.data + off, wr.data + off + n);
   push_frame(std::move(p));
   if (retransmit) {

@@ -61,8 +61,8 @@ void RcQp::handle_request(const w::PacketView& pkt, uint64_t now_ns) {
 
   // In sequence. Only SEND and RDMA WRITE are supported.
   const uint32_t payload = pkt.data_len();
-  if ((op.kind != w::OpKind::kSend && op.kind != w::OpKind::kWrite) ||
-      op.has(w::kExtIeth) || !check_sequence(op, payload)) {
+  if ((op.kind != w::OpKind::kSend && op.kind != w::OpKind::kWrite) || op.has(w::kExtIeth) ||
+      !check_sequence(op, payload)) {
     ++counters_.rx_request_invalid;
     send_nak(aeth::kNakInvalidRequest, psn);
     enter_error();
@@ -100,8 +100,8 @@ void RcQp::handle_request(const w::PacketView& pkt, uint64_t now_ns) {
       });
       // A zero-length RDMA WRITE checks no key (IBA 9.4.3.1); otherwise the range must be ours,
       // and an ONLY packet must carry exactly the announced length.
-      const bool length_ok = op.position == w::Position::kOnly ? payload == reth.dma_len
-                                                               : reth.dma_len > payload;
+      const bool length_ok =
+          op.position == w::Position::kOnly ? payload == reth.dma_len : reth.dma_len > payload;
       if (!length_ok) {
         ++counters_.rx_request_invalid;
         send_nak(aeth::kNakInvalidRequest, psn);
@@ -128,7 +128,8 @@ void RcQp::handle_request(const w::PacketView& pkt, uint64_t now_ns) {
     }
     if (payload > 0) {
       for (const MemoryRegion& mr : mrs_) {
-        if (mr.rkey == write_rkey_ && write_va_ >= mr.va && write_va_ + payload <= mr.va + mr.length) {
+        if (mr.rkey == write_rkey_ && write_va_ >= mr.va &&
+            write_va_ + payload <= mr.va + mr.length) {
           std::memcpy(mr.data + (write_va_ - mr.va), pkt.payload(), payload);
           break;
         }
@@ -149,8 +150,8 @@ void RcQp::handle_request(const w::PacketView& pkt, uint64_t now_ns) {
     if (op.kind == w::OpKind::kSend) {
       const RecvWr r = recv_queue_.front();
       recv_queue_.pop_front();
-      cq_.push_back({r.wr_id, WcOpcode::kRecv, WcStatus::kSuccess, recv_offset_, imm,
-                     imm ? pkt.immdt() : 0});
+      cq_.push_back(
+          {r.wr_id, WcOpcode::kRecv, WcStatus::kSuccess, recv_offset_, imm, imm ? pkt.immdt() : 0});
       recv_offset_ = 0;
     } else if (imm) {
       const RecvWr r = recv_queue_.front();

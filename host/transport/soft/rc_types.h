@@ -32,15 +32,15 @@ struct QpConfig {
   uint32_t sq_psn = 0;      // first PSN our requester sends
   uint32_t rq_psn = 0;      // first PSN our responder expects (the peer's sq_psn)
   uint16_t pkey = 0xFFFF;
-  uint16_t pmtu = 1024;              // path MTU: 256, 512, 1024, 2048 or 4096
-  uint32_t max_outstanding = 128;    // EPIC's MW: request packets in flight, unacknowledged
-  uint32_t ack_req_every = 64;       // AckReq on every LAST/ONLY and every Nth packet (rxe: 64)
+  uint16_t pmtu = 1024;            // path MTU: 256, 512, 1024, 2048 or 4096
+  uint32_t max_outstanding = 128;  // EPIC's MW: request packets in flight, unacknowledged
+  uint32_t ack_req_every = 64;     // AckReq on every LAST/ONLY and every Nth packet (rxe: 64)
   uint64_t retransmit_timeout_ns = 20'000'000;  // local ACK timeout
-  uint8_t retry_count = 7;           // retransmissions after a timeout or NAK-sequence-error
-  uint8_t rnr_retry = 7;             // 7 = retry forever, as in IBA
-  uint64_t rnr_delay_ns = 0;  // minimum wait after an RNR NAK (the NAK's timer code applies too)
-  uint8_t rnr_timer_code = 14;        // min RNR timer we advertise in our RNR NAKs (IBA table)
-  uint64_t cnp_interval_ns = 4'000;   // at most one CNP per interval (ConnectX default 4 us)
+  uint8_t retry_count = 7;      // retransmissions after a timeout or NAK-sequence-error
+  uint8_t rnr_retry = 7;        // 7 = retry forever, as in IBA
+  uint64_t rnr_delay_ns = 0;    // minimum wait after an RNR NAK (the NAK's timer code applies too)
+  uint8_t rnr_timer_code = 14;  // min RNR timer we advertise in our RNR NAKs (IBA table)
+  uint64_t cnp_interval_ns = 4'000;  // at most one CNP per interval (ConnectX default 4 us)
   uint32_t max_send_wr = 1024;
   uint32_t max_recv_wr = 1024;
   PathConfig path;
@@ -61,10 +61,11 @@ struct SendWr {
   SendOp op = SendOp::kSend;
   const uint8_t* data = nullptr;  // must stay valid until the completion
   uint32_t length = 0;
-  uint32_t imm_data = 0;    // big-endian wire value, as ibv_send_wr.imm_data
-  uint64_t remote_va = 0;   // RDMA WRITE only
-  uint32_t rkey = 0;        // RDMA WRITE only
-  bool signaled = true;     // false: no completion on success (errors always complete)
+  uint32_t imm_data =
+      0;  // value of the ImmDt field as read big-endian (= ntohl of ibv_send_wr.imm_data)
+  uint64_t remote_va = 0;  // RDMA WRITE only
+  uint32_t rkey = 0;       // RDMA WRITE only
+  bool signaled = true;    // false: no completion on success (errors always complete)
 };
 
 struct RecvWr {
@@ -78,13 +79,13 @@ enum class WcOpcode : uint8_t { kSend, kRdmaWrite, kRecv, kRecvRdmaWithImm };
 // Completion status, named after ibv_wc_status.
 enum class WcStatus : uint8_t {
   kSuccess,
-  kLocLenErr,         // a received SEND is longer than the posted receive buffer
-  kRemInvReqErr,      // peer NAK: invalid request
-  kRemAccessErr,      // peer NAK: remote access error (bad rkey / range)
-  kRemOpErr,          // peer NAK: remote operational error
-  kRetryExcErr,       // no ACK after retry_count retransmissions
-  kRnrRetryExcErr,    // peer kept answering RNR NAK
-  kWrFlushErr,        // QP entered the error state before this work request finished
+  kLocLenErr,       // a received SEND is longer than the posted receive buffer
+  kRemInvReqErr,    // peer NAK: invalid request
+  kRemAccessErr,    // peer NAK: remote access error (bad rkey / range)
+  kRemOpErr,        // peer NAK: remote operational error
+  kRetryExcErr,     // no ACK after retry_count retransmissions
+  kRnrRetryExcErr,  // peer kept answering RNR NAK
+  kWrFlushErr,      // QP entered the error state before this work request finished
 };
 std::string_view to_string(WcStatus s);
 
@@ -94,7 +95,7 @@ struct Completion {
   WcStatus status = WcStatus::kSuccess;
   uint32_t byte_len = 0;  // received bytes (receives); message length (sends)
   bool with_imm = false;
-  uint32_t imm_data = 0;
+  uint32_t imm_data = 0;  // value of the ImmDt field, as SendWr::imm_data
   friend bool operator==(const Completion&, const Completion&) = default;
 };
 

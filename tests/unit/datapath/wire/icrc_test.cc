@@ -55,7 +55,7 @@ TEST(Icrc, Ipv6MasksTrafficClassFlowLabelAndHopLimit) {
   const auto r = parse(frame.data(), frame.size());
   ASSERT_TRUE(r.ok()) << to_string(r.error);
   const uint32_t icrc = compute_icrc(r.view);
-  frame[14] = 0x6A;  // version 6, traffic class high nibble changed
+  frame[14] = 0x6A;   // version 6, traffic class high nibble changed
   frame[15] ^= 0xFF;  // traffic class low nibble + flow label
   frame[14 + 7] = 3;  // hop limit
   EXPECT_EQ(compute_icrc(frame.data(), IpVersion::kV6, 14, r.view.icrc_off), icrc);

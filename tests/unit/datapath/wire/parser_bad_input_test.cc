@@ -59,8 +59,8 @@ const std::vector<BadCase>& bad_cases() {
          return f;
        },
        ParseError::kTruncatedIpv4},
-      {"IPv4 EtherType carrying version 6",
-       [] { return mutate(base_send().build(), 14, 0x65); }, ParseError::kBadIpVersion},
+      {"IPv4 EtherType carrying version 6", [] { return mutate(base_send().build(), 14, 0x65); },
+       ParseError::kBadIpVersion},
       {"IPv4 options (IHL 6)", [] { return mutate(base_send().build(), 14, 0x46); },
        ParseError::kIpv4Options},
       {"IPv4 more-fragments flag",
@@ -103,8 +103,8 @@ const std::vector<BadCase>& bad_cases() {
       {"IP datagram too short for a UDP header",
        [] { return with_packet([](RocePacket& p) { p.ip_length = 20 + 7; }); },
        ParseError::kIpv4BadTotalLength},
-      {"wrong UDP destination port",
-       [] { return base_send().udp_dst_port(4790).build(); }, ParseError::kNotRoceV2Port},
+      {"wrong UDP destination port", [] { return base_send().udp_dst_port(4790).build(); },
+       ParseError::kNotRoceV2Port},
       {"datagram ends inside the BTH",
        [] {
          return with_packet(
@@ -118,8 +118,7 @@ const std::vector<BadCase>& bad_cases() {
       {"transport version 1",
        [] { return with_packet([](RocePacket& p) { p.transport_version = 1; }); },
        ParseError::kBadTransportVersion},
-      {"reserved opcode 0x15",
-       [] { return with_packet([](RocePacket& p) { p.opcode = 0x15; }); },
+      {"reserved opcode 0x15", [] { return with_packet([](RocePacket& p) { p.opcode = 0x15; }); },
        ParseError::kUnknownOpcode},
       {"RD opcode (unsupported transport)",
        [] { return with_packet([](RocePacket& p) { p.opcode = 0x40; }); },
@@ -146,8 +145,7 @@ const std::vector<BadCase>& bad_cases() {
              0);
        },
        ParseError::kMissingIcrc},
-      {"ACK with a payload",
-       [] { return with_packet([](RocePacket& p) { p.opcode = op::kAck; }); },
+      {"ACK with a payload", [] { return with_packet([](RocePacket& p) { p.opcode = op::kAck; }); },
        ParseError::kUnexpectedPayload},
       {"READ REQUEST with a payload",
        [] { return with_packet([](RocePacket& p) { p.opcode = op::kReadRequest; }); },
@@ -216,8 +214,7 @@ TEST(ParserBadInput, ChecksumAndIcrcChecksCanBeSkipped) {
   });
   EXPECT_EQ(parse_exact(f), ParseError::kIpv4BadChecksum);
   EXPECT_EQ(parse_exact(f, {.verify_ipv4_checksum = false}), ParseError::kBadIcrc);
-  EXPECT_EQ(parse_exact(f, {.verify_ipv4_checksum = false, .verify_icrc = false}),
-            ParseError::kOk);
+  EXPECT_EQ(parse_exact(f, {.verify_ipv4_checksum = false, .verify_icrc = false}), ParseError::kOk);
 }
 
 }  // namespace

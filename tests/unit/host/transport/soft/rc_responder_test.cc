@@ -80,7 +80,8 @@ const std::vector<Row>& rows() {
        }},
       {"SEND FIRST/MIDDLE/LAST: one receive completion of the whole message",
        [](Env& e) { e.post_recv(5); },
-       {request(op::kSendFirst, kStart, kMtu, false, 0), request(op::kSendMiddle, 0xFFFFFF, kMtu, false, 0),
+       {request(op::kSendFirst, kStart, kMtu, false, 0),
+        request(op::kSendMiddle, 0xFFFFFF, kMtu, false, 0),
         request(op::kSendLastImm, 0, 17, true, 0)},
        {{op::kAck, 0, kAck, 1}},
        [](Env& e) {
@@ -190,8 +191,8 @@ const std::vector<Row>& rows() {
         write(op::kWriteLastImm, 0xFFFFFF, 10, 0, 0, 0, 0xCAFE)},
        {{op::kAck, 0xFFFFFF, kAck, 1}},
        [](Env& e) {
-         EXPECT_EQ(*e.qp.poll_cq(),
-                   (Completion{8, WcOpcode::kRecvRdmaWithImm, WcStatus::kSuccess, kMtu + 10, true, 0xCAFE}));
+         EXPECT_EQ(*e.qp.poll_cq(), (Completion{8, WcOpcode::kRecvRdmaWithImm, WcStatus::kSuccess,
+                                                kMtu + 10, true, 0xCAFE}));
          EXPECT_EQ(e.mr[kMtu + 9], static_cast<uint8_t>(3 + 9));
        }},
       {"RDMA WRITE ONLY with Immediate and no receive: RNR NAK",
@@ -233,8 +234,10 @@ const std::vector<Row>& rows() {
          e.post_recv();
          e.post_recv();
        },
-       {wire::PacketBuilder(wire::PacketBuilder().bth(op::kSendOnly, kQpB, kStart).ecn(3).packet()).build(),
-        wire::PacketBuilder(wire::PacketBuilder().bth(op::kSendOnly, kQpB, 0xFFFFFF).ecn(3).ack_req().packet())
+       {wire::PacketBuilder(wire::PacketBuilder().bth(op::kSendOnly, kQpB, kStart).ecn(3).packet())
+            .build(),
+        wire::PacketBuilder(
+            wire::PacketBuilder().bth(op::kSendOnly, kQpB, 0xFFFFFF).ecn(3).ack_req().packet())
             .build()},
        {{op::kCnp, 0}, {op::kAck, 0xFFFFFF, kAck, 2}},
        [](Env& e) {

@@ -27,9 +27,9 @@ struct Message {
 
 struct Side {
   std::unique_ptr<RcQp> qp;
-  std::vector<Message> to_send;                // what this side sends
+  std::vector<Message> to_send;                 // what this side sends
   std::vector<std::vector<uint8_t>> recv_bufs;  // one per expected incoming receive
-  std::vector<uint8_t> mr;                     // target of the peer's WRITEs
+  std::vector<uint8_t> mr;                      // target of the peer's WRITEs
   std::vector<Completion> send_cq, recv_cq;
   size_t recvs_posted = 0;
 };
@@ -56,8 +56,11 @@ Outcome run_seed(uint32_t seed) {
   std::mt19937_64 rng(seed);
   auto uni = [&](double p) { return std::uniform_real_distribution<>(0, 1)(rng) < p; };
   const double losses[] = {0.0, 0.01, 0.05, 0.2};
-  Params prm{losses[rng() % 4], (rng() % 3) * 0.03, (rng() % 2) * 0.2,
-             static_cast<uint16_t>(256 << (rng() % 3)), 1 + static_cast<uint32_t>(rng() % 64),
+  Params prm{losses[rng() % 4],
+             (rng() % 3) * 0.03,
+             (rng() % 2) * 0.2,
+             static_cast<uint16_t>(256 << (rng() % 3)),
+             1 + static_cast<uint32_t>(rng() % 64),
              rng() % 4 == 0};
   const uint32_t psn_a = rng() % 2 ? 0xFFFFFF - rng() % 40 : rng() & 0xFFFFFF;
   const uint32_t psn_b = rng() % 2 ? 0xFFFFFF - rng() % 40 : rng() & 0xFFFFFF;
@@ -80,7 +83,8 @@ Outcome run_seed(uint32_t seed) {
     for (int k = 0; k < n; ++k) {
       Message m;
       m.op = static_cast<SendOp>(rng() % 4);
-      m.length = rng() % 3 == 0 ? static_cast<uint32_t>(rng() % 5) : static_cast<uint32_t>(rng() % (4 * prm.pmtu + 100));
+      m.length = rng() % 3 == 0 ? static_cast<uint32_t>(rng() % 5)
+                                : static_cast<uint32_t>(rng() % (4 * prm.pmtu + 100));
       m.imm = static_cast<uint32_t>(rng());
       m.mr_offset = mr_used;
       if (is_write(m.op)) mr_used += m.length;
@@ -90,7 +94,8 @@ Outcome run_seed(uint32_t seed) {
     }
     Side& peer = s[1 - i];
     peer.mr.assign(mr_used + 1, 0);
-    peer.qp->register_mr({0x1000000, peer.mr.data(), peer.mr.size(), 0x5000 + static_cast<uint32_t>(i)});
+    peer.qp->register_mr(
+        {0x1000000, peer.mr.data(), peer.mr.size(), 0x5000 + static_cast<uint32_t>(i)});
     for (const Message& m : s[i].to_send) {
       if (consumes_recv(m.op)) peer.recv_bufs.emplace_back(4 * prm.pmtu + 100, 0xEE);
     }
@@ -106,8 +111,14 @@ Outcome run_seed(uint32_t seed) {
     post_recvs(s[i], prm.lazy_recv ? 1 : SIZE_MAX);
     for (size_t k = 0; k < s[i].to_send.size(); ++k) {
       const Message& m = s[i].to_send[k];
-      SendWr wr{k, m.op, m.data.data(), m.length, m.imm, 0x1000000 + m.mr_offset,
-                0x5000 + static_cast<uint32_t>(i), true};
+      SendWr wr{k,
+                m.op,
+                m.data.data(),
+                m.length,
+                m.imm,
+                0x1000000 + m.mr_offset,
+                0x5000 + static_cast<uint32_t>(i),
+                true};
       if (!s[i].qp->post_send(wr)) return {false, false, "post_send refused", {}, 0};
     }
   }
@@ -140,7 +151,8 @@ Outcome run_seed(uint32_t seed) {
     for (int i = 0; i < 2; ++i) {
       while (auto f = s[i].qp->pop_tx(now)) transmit(1 - i, std::move(*f));
       while (auto c = s[i].qp->poll_cq()) {
-        (c->opcode == WcOpcode::kSend || c->opcode == WcOpcode::kRdmaWrite ? s[i].send_cq : s[i].recv_cq)
+        (c->opcode == WcOpcode::kSend || c->opcode == WcOpcode::kRdmaWrite ? s[i].send_cq
+                                                                           : s[i].recv_cq)
             .push_back(*c);
       }
     }
@@ -196,7 +208,8 @@ Outcome run_seed(uint32_t seed) {
       const Message& m = me.to_send[k];
       const bool acked = k < me.send_cq.size() && me.send_cq[k].status == WcStatus::kSuccess;
       if (is_write(m.op) && acked &&
-          !std::equal(m.data.begin(), m.data.end(), peer.mr.begin() + static_cast<long>(m.mr_offset))) {
+          !std::equal(m.data.begin(), m.data.end(),
+                      peer.mr.begin() + static_cast<long>(m.mr_offset))) {
         why = "RDMA WRITE data corrupted";
       }
       if (!consumes_recv(m.op)) continue;
@@ -260,7 +273,8 @@ TEST(RcSeededPair, ThousandSeedsDeliverExactlyOnceInOrderIntactOrReportAnError) 
     sum.rx_request_duplicate += o.sum.rx_request_duplicate;
     sum.rx_request_out_of_sequence += o.sum.rx_request_out_of_sequence;
     sum.rx_ack_stale += o.sum.rx_ack_stale;
-    if (!o.failure.empty() && ++failures <= 10) ADD_FAILURE() << "seed " << seed << ": " << o.failure;
+    if (!o.failure.empty() && ++failures <= 10)
+      ADD_FAILURE() << "seed " << seed << ": " << o.failure;
   }
   EXPECT_EQ(failures, 0);
   // 20% loss seeds may legitimately exhaust retries; report how many did.

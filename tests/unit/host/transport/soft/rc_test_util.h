@@ -18,7 +18,8 @@ namespace epic::soft::testing {
 inline constexpr uint32_t kQpA = 0x11, kQpB = 0x12;
 
 // Config of QP `self` talking to QP `peer`; `sq` is self's first send PSN, `rq` the peer's.
-inline QpConfig config(uint32_t self, uint32_t peer, uint32_t sq, uint32_t rq, uint16_t pmtu = 256) {
+inline QpConfig config(uint32_t self, uint32_t peer, uint32_t sq, uint32_t rq,
+                       uint16_t pmtu = 256) {
   QpConfig c;
   c.qpn = self;
   c.remote_qpn = peer;
@@ -33,8 +34,8 @@ inline QpConfig config(uint32_t self, uint32_t peer, uint32_t sq, uint32_t rq, u
 }
 
 // A request frame from QP A to QP B.
-inline std::vector<uint8_t> request(uint8_t opcode, uint32_t psn, size_t payload, bool ack_req = true,
-                                    uint8_t seed = 0) {
+inline std::vector<uint8_t> request(uint8_t opcode, uint32_t psn, size_t payload,
+                                    bool ack_req = true, uint8_t seed = 0) {
   return wire::PacketBuilder()
       .eth({2, 0, 0, 0, 0, kQpB}, {2, 0, 0, 0, 0, kQpA})
       .ipv4(0x0A000000 | kQpA, 0x0A000000 | kQpB)
