@@ -18,6 +18,8 @@ PKGS=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   # CRC baselines for the ICRC benchmark
   zlib1g-dev libisal-dev
+  # model checking (Promela)
+  spin
   # independent wire oracles
   python3 python3-scapy tshark
   # network namespaces / veth tests
