@@ -1,0 +1,50 @@
+#include "datapath/engine/collective.h"
+
+#include <cstring>
+
+namespace epic::engine {
+
+std::string_view to_string(CollectiveType t) {
+  switch (t) {
+    case CollectiveType::kAllReduce:
+      return "allreduce";
+    case CollectiveType::kReduce:
+      return "reduce";
+    case CollectiveType::kBroadcast:
+      return "broadcast";
+    case CollectiveType::kBarrier:
+      return "barrier";
+    case CollectiveType::kReduceScatter:
+      return "reduce_scatter";
+    case CollectiveType::kAllGather:
+      return "allgather";
+  }
+  return "invalid";
+}
+
+void encode_control(const CollectiveDescriptor& d, uint8_t out[kControlPayloadBytes]) {
+  std::memset(out, 0, kControlPayloadBytes);
+  std::memcpy(out, &kControlMagic, 4);
+  out[4] = static_cast<uint8_t>(d.type);
+  out[5] = static_cast<uint8_t>(d.dtype);
+  out[6] = static_cast<uint8_t>(d.op);
+  std::memcpy(out + 8, &d.root, 2);
+  std::memcpy(out + 12, &d.count, 4);
+}
+
+std::optional<CollectiveDescriptor> decode_control(const uint8_t* p, size_t len) {
+  if (len != kControlPayloadBytes) return std::nullopt;
+  uint32_t magic;
+  std::memcpy(&magic, p, 4);
+  if (magic != kControlMagic) return std::nullopt;
+  if (p[4] < 1 || p[4] > 6 || p[5] > 3 || p[6] > 2) return std::nullopt;
+  CollectiveDescriptor d;
+  d.type = static_cast<CollectiveType>(p[4]);
+  d.dtype = static_cast<arith::DType>(p[5]);
+  d.op = static_cast<arith::ReduceOp>(p[6]);
+  std::memcpy(&d.root, p + 8, 2);
+  std::memcpy(&d.count, p + 12, 4);
+  return d;
+}
+
+}  // namespace epic::engine

@@ -1,0 +1,146 @@
+#include "datapath/engine/collective_map.h"
+
+namespace epic::engine {
+
+CollectiveShape shape_of(const CollectiveDescriptor& d, uint16_t ranks, uint16_t pmtu) {
+  CollectiveShape s;
+  s.desc = d;
+  s.ranks = ranks;
+  s.pmtu = pmtu;
+  if (d.type == CollectiveType::kBarrier) return s;
+  s.chunk_bytes = static_cast<uint32_t>(uint64_t{d.count} * arith::wire_bytes(d.dtype));
+  s.chunk_packets = (s.chunk_bytes + pmtu - 1) / pmtu;
+  s.n_data = s.chunked() ? s.chunk_packets * ranks : s.chunk_packets;
+  return s;
+}
+
+bool CollectiveShape::sends(uint32_t j, uint16_t rank) const {
+  switch (desc.type) {
+    case CollectiveType::kBroadcast:
+      return rank == desc.root;
+    case CollectiveType::kAllGather:
+      return j / chunk_packets == rank;
+    case CollectiveType::kBarrier:
+      return false;
+    default:
+      return true;
+  }
+}
+
+bool CollectiveShape::receives(uint32_t j, uint16_t rank) const {
+  switch (desc.type) {
+    case CollectiveType::kAllReduce:
+      return true;
+    case CollectiveType::kReduce:
+      return rank == desc.root;
+    case CollectiveType::kBroadcast:
+      return rank != desc.root;
+    case CollectiveType::kReduceScatter:
+      return j / chunk_packets == rank;
+    case CollectiveType::kAllGather:
+      return j / chunk_packets != rank;
+    case CollectiveType::kBarrier:
+      return false;
+  }
+  return false;
+}
+
+bool CollectiveShape::sends_any(uint16_t first, uint16_t count, uint32_t j) const {
+  const auto in = [&](uint32_t r) { return r >= first && r < uint32_t{first} + count; };
+  switch (desc.type) {
+    case CollectiveType::kBroadcast:
+      return in(desc.root);
+    case CollectiveType::kAllGather:
+      return in(j / chunk_packets);
+    case CollectiveType::kBarrier:
+      return false;
+    default:
+      return count > 0;
+  }
+}
+
+bool CollectiveShape::receives_any(uint16_t first, uint16_t count, uint32_t j) const {
+  const auto in = [&](uint32_t r) { return r >= first && r < uint32_t{first} + count; };
+  switch (desc.type) {
+    case CollectiveType::kAllReduce:
+      return count > 0;
+    case CollectiveType::kReduce:
+      return in(desc.root);
+    case CollectiveType::kBroadcast:
+      return count > 1 || (count == 1 && first != desc.root);
+    case CollectiveType::kReduceScatter:
+      return in(j / chunk_packets);
+    case CollectiveType::kAllGather:
+      return count > 1 || (count == 1 && first != j / chunk_packets);
+    case CollectiveType::kBarrier:
+      return false;
+  }
+  return false;
+}
+
+uint32_t CollectiveShape::send_count(uint16_t rank) const {
+  switch (desc.type) {
+    case CollectiveType::kBroadcast:
+      return rank == desc.root ? n_data : 0;
+    case CollectiveType::kAllGather:
+      return chunk_packets;
+    default:
+      return n_data;
+  }
+}
+
+uint32_t CollectiveShape::recv_count(uint16_t rank) const {
+  switch (desc.type) {
+    case CollectiveType::kAllReduce:
+      return n_data;
+    case CollectiveType::kReduce:
+      return rank == desc.root ? n_data : 0;
+    case CollectiveType::kBroadcast:
+      return rank == desc.root ? 0 : n_data;
+    case CollectiveType::kReduceScatter:
+      return chunk_packets;
+    case CollectiveType::kAllGather:
+      return n_data - chunk_packets;
+    case CollectiveType::kBarrier:
+      return 0;
+  }
+  return 0;
+}
+
+uint32_t CollectiveShape::send_item(uint16_t rank, uint32_t k) const {
+  return desc.type == CollectiveType::kAllGather ? rank * chunk_packets + k : k;
+}
+
+uint32_t CollectiveShape::recv_item(uint16_t rank, uint32_t k) const {
+  switch (desc.type) {
+    case CollectiveType::kReduceScatter:
+      return rank * chunk_packets + k;
+    case CollectiveType::kAllGather:
+      return k < rank * chunk_packets ? k : k + chunk_packets;
+    default:
+      return k;
+  }
+}
+
+uint32_t CollectiveShape::send_index(uint16_t rank, uint32_t j) const {
+  return desc.type == CollectiveType::kAllGather ? j - rank * chunk_packets : j;
+}
+
+uint32_t CollectiveShape::recv_index(uint16_t rank, uint32_t j) const {
+  switch (desc.type) {
+    case CollectiveType::kReduceScatter:
+      return j - rank * chunk_packets;
+    case CollectiveType::kAllGather:
+      return j < rank * chunk_packets ? j : j - chunk_packets;
+    default:
+      return j;
+  }
+}
+
+uint16_t CollectiveShape::payload_len(uint32_t j) const {
+  const uint32_t k = chunked() ? j % chunk_packets : j;
+  const uint32_t rest = chunk_bytes - k * pmtu;
+  return static_cast<uint16_t>(rest < pmtu ? rest : pmtu);
+}
+
+}  // namespace epic::engine

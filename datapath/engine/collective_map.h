@@ -1,0 +1,60 @@
+// Who sends and who receives each data packet of a collective, and where each
+// packet sits in a rank's own send and receive PSN sequences: the facts that
+// per-endpoint PSN translation is made of (the "PSN drift" of asymmetric
+// primitives is handled here, not assumed away).
+//
+// Data packets of a collective are numbered j = 0..n-1 in the group PSN space
+// (right after its control message). For R ranks, chunk = count elements:
+//   AllReduce       every rank sends every j; every rank receives every j
+//   Reduce(root)    every rank sends every j; only root receives
+//   Broadcast(root) only root sends; every rank but root receives
+//   ReduceScatter   R chunks of ppc packets; every rank sends every j; rank q receives chunk q
+//   AllGather       R chunks; rank q sends chunk q; every rank but q receives chunk q
+//   Barrier         no data
+// (ppc = packets per chunk.) Each chunk travels as its own RC message.
+// Thread-safety: pure functions.
+#pragma once
+
+#include <cstdint>
+
+#include "datapath/engine/collective.h"
+
+namespace epic::engine {
+
+struct CollectiveShape {
+  CollectiveDescriptor desc;
+  uint16_t ranks = 0;
+  uint16_t pmtu = 0;
+  uint32_t chunk_packets = 0;  // ppc: packets of one chunk (or of the whole buffer)
+  uint32_t chunk_bytes = 0;
+  uint32_t n_data = 0;         // data packets in the group PSN space
+
+  bool chunked() const {
+    return desc.type == CollectiveType::kReduceScatter || desc.type == CollectiveType::kAllGather;
+  }
+  // More than one rank contributes to packet j (it needs an aggregation slot).
+  bool multi_source() const {
+    return desc.type == CollectiveType::kAllReduce || desc.type == CollectiveType::kReduce ||
+           desc.type == CollectiveType::kReduceScatter;
+  }
+  bool sends(uint32_t j, uint16_t rank) const;
+  bool receives(uint32_t j, uint16_t rank) const;
+  // Packets rank sends / receives in this collective (data only).
+  uint32_t send_count(uint16_t rank) const;
+  uint32_t recv_count(uint16_t rank) const;
+  // k-th packet rank sends / receives -> j.
+  uint32_t send_item(uint16_t rank, uint32_t k) const;
+  uint32_t recv_item(uint16_t rank, uint32_t k) const;
+  // j -> position in rank's send / receive sequence (j must be one it sends / receives).
+  uint32_t send_index(uint16_t rank, uint32_t j) const;
+  uint32_t recv_index(uint16_t rank, uint32_t j) const;
+  // Some rank of [first, first+count) sends / receives packet j (a subtree of a switch).
+  bool sends_any(uint16_t first, uint16_t count, uint32_t j) const;
+  bool receives_any(uint16_t first, uint16_t count, uint32_t j) const;
+  // Payload bytes of packet j.
+  uint16_t payload_len(uint32_t j) const;
+};
+
+CollectiveShape shape_of(const CollectiveDescriptor& d, uint16_t ranks, uint16_t pmtu);
+
+}  // namespace epic::engine

@@ -1,0 +1,82 @@
+// A group's context at one switch: its place in the IncTree (children, parent,
+// which ranks lie below each child), its PSN window, and the mutable state the
+// Mode-II pipeline keeps for it — the collectives announced so far (for
+// per-endpoint PSN translation), the ACK frontiers, and a pointer to its slot
+// memory (the indirection of EPIC's resource model: the slot region can be
+// re-granted without touching the routing state).
+// Threading: a group's state is owned by one worker.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "datapath/engine/collective_map.h"
+#include "datapath/engine/slot.h"
+#include "datapath/engine/translate_header.h"
+
+namespace epic::engine {
+
+inline constexpr size_t kMaxChildren = 64;  // bitmap width of a slot
+
+// One child edge of this switch: a rank NIC, or a lower switch.
+struct ChildLink {
+  Endpoint remote;        // the child's endpoint
+  Endpoint local;         // this switch's virtual endpoint on that edge
+  uint16_t port = 0;      // output port toward the child
+  bool is_rank = false;   // first hop of a rank: its PSNs are translated, its ACKs handled here
+  uint16_t first_rank = 0;  // ranks below this child: [first_rank, first_rank + rank_count)
+  uint16_t rank_count = 1;
+  uint16_t udp_src_port = 0xC000;
+};
+
+struct ParentLink {
+  Endpoint remote;
+  Endpoint local;
+  uint16_t port = 0;
+  uint16_t udp_src_port = 0xC000;
+};
+
+// Immutable description of a group at this switch (built by the control plane).
+struct GroupConfig {
+  uint32_t group_id = 0;
+  uint16_t num_ranks = 0;            // ranks in the whole group
+  std::vector<ChildLink> children;
+  std::optional<ParentLink> parent;  // absent at the root switch
+  uint32_t initial_psn = 0;          // common to every rank of the group
+  uint32_t window = 16;              // MW: the ranks' outstanding-packet window (power of two)
+  uint16_t pmtu = 1024;
+};
+
+// One announced collective, and where it sits in every child's PSN spaces. Rank children
+// use their own send/receive sequences; switch children use the group PSN space.
+struct CollectiveRecord {
+  CollectiveShape shape;
+  uint32_t g_ctrl = 0;  // group PSN of its control message; data j at g_ctrl + 1 + j
+  std::array<uint32_t, kMaxChildren> send_ctrl{};  // child's send PSN of its control message
+  std::array<uint32_t, kMaxChildren> recv_ctrl{};  // child's receive PSN of the control result
+};
+
+struct GroupState {
+  const GroupConfig* config = nullptr;
+  SlotRegion* slots = nullptr;  // granted slot memory (2*MW slots)
+  // Recent collectives, newest at (collectives-1) % history.size().
+  std::vector<CollectiveRecord> history;
+  uint32_t collectives = 0;  // records ever created
+  std::array<uint32_t, kMaxChildren> next_send_ctrl{};  // each child's next control message PSN
+  std::array<uint32_t, kMaxChildren> next_recv_ctrl{};
+  uint32_t next_g_ctrl = 0;
+  // Last group PSN of a one-source data packet (Broadcast, AllGather) announced so far: EPIC's
+  // recycle rule is only valid over PSNs that every rank sends.
+  std::optional<uint32_t> one_source_until;
+  // ACK frontiers (group PSNs; "every packet up to here is acknowledged by all its receivers").
+  std::array<uint32_t, kMaxChildren> child_frontier{};  // reported by switch children
+  std::array<uint32_t, kMaxChildren> acked_recv_psn{};  // rank children: last result PSN they ACKed
+  std::array<uint32_t, kMaxChildren> acked_send_psn{};  // rank children: last upload PSN we ACKed
+  std::array<uint32_t, kMaxChildren> max_send_psn{};    // rank children: highest upload PSN seen
+  uint32_t subtree_frontier = 0;  // min over children; sent up when it advances
+  uint32_t global_frontier = 0;   // from the parent (or = subtree_frontier at the root)
+};
+
+}  // namespace epic::engine

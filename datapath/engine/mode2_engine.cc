@@ -1,0 +1,530 @@
+// Mode2Engine: dispatch, per-endpoint PSN translation and the upward/downward
+// data path. The ACK side (rank ACKs, frontiers) is in mode2_acks.cc.
+#include "datapath/engine/mode2_engine.h"
+
+#include <cstring>
+#include <stdexcept>
+
+#include "datapath/arith/accumulate.h"
+#include "datapath/wire/opcode.h"
+#include "datapath/wire/parser.h"
+#include "datapath/wire/psn.h"
+
+namespace epic::engine {
+
+namespace w = epic::wire;
+
+uint32_t data_packets(const CollectiveDescriptor& d, uint16_t ranks, uint16_t pmtu) {
+  return shape_of(d, ranks, pmtu).n_data;
+}
+
+uint32_t Mode2Engine::Item::gpsn() const {
+  return w::psn_add(record->g_ctrl, control ? 0 : 1 + int64_t{j});
+}
+
+namespace {
+
+// RNR NAK, timer code 12 (0.64 ms, IBA table 45).
+constexpr uint8_t kRnrNakWhileWaiting = 0x20 | 12;
+
+bool is_control(const w::PacketView& v) {
+  return v.opcode() == w::op::kSendOnlyImm && v.immdt() == kControlImm;
+}
+
+}  // namespace
+
+void Mode2Engine::install_group(const GroupConfig& config, SlotRegion* slots) {
+  // 2*MW must divide 2^24 so that "PSN mod 2*MW" stays continuous across the PSN wrap.
+  if (config.window == 0 || (config.window & (config.window - 1)) != 0 || config.window > (1u << 20)) {
+    throw std::invalid_argument("group window (MW) must be a power of two <= 2^20");
+  }
+  if (config.children.empty() || config.children.size() > kMaxChildren) {
+    throw std::invalid_argument("a group needs 1..64 children at a switch");
+  }
+  if (config.num_ranks == 0) throw std::invalid_argument("a group needs num_ranks >= 1");
+  for (const ChildLink& c : config.children) {
+    if (c.rank_count == 0 || uint32_t{c.first_rank} + c.rank_count > config.num_ranks ||
+        (c.is_rank && c.rank_count != 1)) {
+      throw std::invalid_argument("child rank range outside the group");
+    }
+  }
+  if (slots == nullptr || slots->nslots != 2 * config.window || slots->pmtu != config.pmtu) {
+    throw std::invalid_argument("slot region must hold 2*MW slots of the group's path MTU");
+  }
+  auto cfg = std::make_unique<GroupConfig>(config);
+  auto st = std::make_unique<GroupState>();
+  st->config = cfg.get();
+  st->slots = slots;
+  st->history.resize(2 * size_t{config.window} + 2);
+  const uint32_t start = config.initial_psn & w::kPsnMask;
+  const uint32_t before = w::psn_add(start, -1);
+  st->next_g_ctrl = start;
+  st->subtree_frontier = st->global_frontier = before;
+  for (size_t c = 0; c < config.children.size(); ++c) {
+    st->next_send_ctrl[c] = st->next_recv_ctrl[c] = start;
+    st->child_frontier[c] = st->acked_recv_psn[c] = st->acked_send_psn[c] = before;
+    st->max_send_psn[c] = before;
+    lookup_.insert(config.children[c].local.ipv4, config.children[c].local.qpn,
+                   {st.get(), static_cast<int16_t>(c)});
+  }
+  if (config.parent) lookup_.insert(config.parent->local.ipv4, config.parent->local.qpn, {st.get(), -1});
+  configs_.push_back(std::move(cfg));
+  groups_.push_back(std::move(st));
+}
+
+void Mode2Engine::process(const RxFrame* frames, size_t n, TxBatch& out) {
+  for (size_t i = 0; i < n; ++i) {
+    ++counters_.rx_frames;
+    const auto r = w::parse(frames[i].data, frames[i].length);
+    if (!r.ok()) {
+      ++counters_.drop_parse;
+      continue;
+    }
+    const w::PacketView& v = r.view;
+    const Route* route =
+        v.ip_version == w::IpVersion::kV4 ? lookup_.find(v.ipv4_dst(), v.dest_qp()) : nullptr;
+    if (route == nullptr) {
+      ++counters_.drop_no_route;
+      continue;
+    }
+    GroupState& g = *route->group;
+    const w::OpcodeInfo& op = *v.op;
+    if (op.kind == w::OpKind::kAck) {
+      if (route->child < 0) {
+        ++counters_.frontier_from_parent;
+        update_global_frontier(g, v.psn(), out);
+      } else if (g.config->children[static_cast<size_t>(route->child)].is_rank) {
+        rank_ack(g, route->child, v, out);
+      } else {
+        ++counters_.frontier_from_child;
+        const size_t c = static_cast<size_t>(route->child);
+        if (w::psn_gt(v.psn(), g.child_frontier[c])) {
+          g.child_frontier[c] = v.psn();
+          update_subtree_frontier(g, out);
+        } else {
+          // A repeated report: the child may have lost our frontier; ours may be lost upward.
+          const ChildLink& l = g.config->children[c];
+          send_ack(g, l.local, l.remote, l.port, l.udp_src_port, g.global_frontier, 0x1F, out);
+          ++counters_.frontiers_sent;
+          if (g.config->parent) {
+            const ParentLink& p = *g.config->parent;
+            send_ack(g, p.local, p.remote, p.port, p.udp_src_port, g.subtree_frontier, 0x1F, out);
+            ++counters_.frontiers_sent;
+          }
+        }
+      }
+    } else if (op.kind == w::OpKind::kSend && op.transport == w::Transport::kRc &&
+               !op.has(w::kExtIeth)) {
+      if (route->child >= 0) {
+        upward(g, route->child, v, out);
+      } else {
+        downward(g, v, out);
+      }
+    } else {
+      ++counters_.drop_unsupported;
+    }
+  }
+}
+
+// --- per-endpoint PSN translation ---------------------------------------------------------------
+
+template <typename Fn>
+static const CollectiveRecord* find_record(const GroupState& g, Fn&& match) {
+  const size_t h = g.history.size();
+  const uint32_t known = g.collectives < h ? g.collectives : static_cast<uint32_t>(h);
+  for (uint32_t k = 0; k < known; ++k) {
+    const CollectiveRecord& rec = g.history[(g.collectives - 1 - k) % h];
+    if (match(rec)) return &rec;
+  }
+  return nullptr;
+}
+
+Mode2Engine::Item Mode2Engine::locate_send(const GroupState& g, int child, uint32_t psn) const {
+  const ChildLink& link = g.config->children[static_cast<size_t>(child)];
+  if (!link.is_rank) return locate_group(g, psn);
+  const size_t c = static_cast<size_t>(child);
+  const CollectiveRecord* rec = find_record(g, [&](const CollectiveRecord& r) {
+    return w::psn_in_window(psn, r.send_ctrl[c], 1 + r.shape.send_count(link.first_rank));
+  });
+  if (rec == nullptr) return {};
+  const uint32_t off = (psn - rec->send_ctrl[c]) & w::kPsnMask;
+  if (off == 0) return {rec, true, 0};
+  return {rec, false, rec->shape.send_item(link.first_rank, off - 1)};
+}
+
+Mode2Engine::Item Mode2Engine::locate_recv(const GroupState& g, int child, uint32_t psn) const {
+  const ChildLink& link = g.config->children[static_cast<size_t>(child)];
+  const size_t c = static_cast<size_t>(child);
+  const CollectiveRecord* rec = find_record(g, [&](const CollectiveRecord& r) {
+    return w::psn_in_window(psn, r.recv_ctrl[c], 1 + r.shape.recv_count(link.first_rank));
+  });
+  if (rec == nullptr) return {};
+  const uint32_t off = (psn - rec->recv_ctrl[c]) & w::kPsnMask;
+  if (off == 0) return {rec, true, 0};
+  return {rec, false, rec->shape.recv_item(link.first_rank, off - 1)};
+}
+
+Mode2Engine::Item Mode2Engine::locate_group(const GroupState& g, uint32_t gpsn) const {
+  const CollectiveRecord* rec = find_record(
+      g, [&](const CollectiveRecord& r) { return w::psn_in_window(gpsn, r.g_ctrl, 1 + r.shape.n_data); });
+  if (rec == nullptr) return {};
+  const uint32_t off = (gpsn - rec->g_ctrl) & w::kPsnMask;
+  return off == 0 ? Item{rec, true, 0} : Item{rec, false, off - 1};
+}
+
+const CollectiveRecord* Mode2Engine::create_record(GroupState& g, const CollectiveDescriptor& d) {
+  const GroupConfig& cfg = *g.config;
+  CollectiveRecord& rec = g.history[g.collectives % g.history.size()];
+  rec.shape = shape_of(d, cfg.num_ranks, cfg.pmtu);
+  rec.g_ctrl = g.next_g_ctrl;
+  for (size_t c = 0; c < cfg.children.size(); ++c) {
+    const ChildLink& link = cfg.children[c];
+    rec.send_ctrl[c] = g.next_send_ctrl[c];
+    rec.recv_ctrl[c] = g.next_recv_ctrl[c];
+    const uint32_t sent = link.is_rank ? rec.shape.send_count(link.first_rank) : rec.shape.n_data;
+    const uint32_t recvd = link.is_rank ? rec.shape.recv_count(link.first_rank) : rec.shape.n_data;
+    g.next_send_ctrl[c] = w::psn_add(g.next_send_ctrl[c], 1 + int64_t{sent});
+    g.next_recv_ctrl[c] = w::psn_add(g.next_recv_ctrl[c], 1 + int64_t{recvd});
+  }
+  if (!rec.shape.multi_source() && rec.shape.n_data > 0) {
+    g.one_source_until = w::psn_add(rec.g_ctrl, rec.shape.n_data);
+  }
+  g.next_g_ctrl = w::psn_add(g.next_g_ctrl, 1 + int64_t{rec.shape.n_data});
+  ++g.collectives;
+  return &rec;
+}
+
+bool Mode2Engine::child_sends(const GroupState& g, int child, const Item& it) const {
+  if (it.control) return true;
+  const ChildLink& l = g.config->children[static_cast<size_t>(child)];
+  return it.record->shape.sends_any(l.first_rank, l.rank_count, it.j);
+}
+
+bool Mode2Engine::child_receives(const GroupState& g, int child, const Item& it) const {
+  if (it.control) return true;
+  const ChildLink& l = g.config->children[static_cast<size_t>(child)];
+  return it.record->shape.receives_any(l.first_rank, l.rank_count, it.j);
+}
+
+int Mode2Engine::fan_in(const GroupState& g, const Item& it) const {
+  int n = 0;
+  for (size_t c = 0; c < g.config->children.size(); ++c) n += child_sends(g, static_cast<int>(c), it);
+  return n;
+}
+
+// --- upward ---------------------------------------------------------------------------------------
+
+void Mode2Engine::upward(GroupState& g, int child, const w::PacketView& v, TxBatch& out) {
+  const GroupConfig& cfg = *g.config;
+  const size_t c = static_cast<size_t>(child);
+  const uint32_t psn = v.psn();
+  const bool control = is_control(v);
+  Item it = locate_send(g, child, psn);
+  if (it.record == nullptr) {
+    if (psn != g.next_send_ctrl[c]) {
+      ++(w::psn_gt(psn, g.next_send_ctrl[c]) ? counters_.drop_data_before_control
+                                              : counters_.drop_unknown_psn);
+      return;
+    }
+    if (!control) {
+      ++counters_.drop_data_before_control;
+      return;
+    }
+    const auto d = decode_control(v.payload(), v.data_len());
+    if (!d || (d->type != CollectiveType::kBarrier && d->count == 0 &&
+               d->type != CollectiveType::kAllReduce) ||
+        ((d->type == CollectiveType::kReduce || d->type == CollectiveType::kBroadcast) &&
+         d->root >= cfg.num_ranks)) {
+      ++counters_.drop_bad_control;
+      return;
+    }
+    it = {create_record(g, *d), true, 0};
+  }
+  if (control != it.control) {
+    ++counters_.drop_inconsistent;
+    return;
+  }
+  if (control) {
+    const auto d = decode_control(v.payload(), v.data_len());
+    if (!d || !(*d == it.record->shape.desc)) {
+      ++counters_.drop_bad_control;
+      return;
+    }
+  } else if (v.data_len() != it.record->shape.payload_len(it.j) || v.op->has(w::kExtImmDt) ||
+             !child_sends(g, child, it)) {
+    ++counters_.drop_inconsistent;
+    return;
+  }
+  const uint32_t gpsn = it.gpsn();
+  // Every receiver has acknowledged this packet: the sender lost our ACK. Say it again.
+  if (!w::psn_gt(gpsn, g.global_frontier)) {
+    ++counters_.upward_done;
+    if (cfg.children[c].is_rank) {
+      ack_rank_uploads(g, child, true, out);
+    } else {
+      const ChildLink& l = cfg.children[c];
+      send_ack(g, l.local, l.remote, l.port, l.udp_src_port, g.global_frontier, 0x1F, out);
+      ++counters_.frontiers_sent;
+    }
+    return;
+  }
+  if (!control && !it.record->shape.multi_source()) {
+    // One source (Broadcast, AllGather): nothing to aggregate, no slot. Up toward the root, or
+    // at the root down to every child with a receiver; a retransmission simply travels again.
+    ++counters_.upward_accepted;
+    const ChildLink& l = cfg.children[c];
+    if (l.is_rank) {
+      // A retransmission of the source's oldest upload means a receiver lost it. Forward it, and
+      // answer RNR NAK: the source resends after the RNR timer without spending its retry count
+      // on the receivers' losses.
+      if (!w::psn_gt(psn, g.max_send_psn[c]) && psn == w::psn_add(g.acked_send_psn[c], 1)) {
+        send_ack(g, l.local, l.remote, l.port, l.udp_src_port, psn, kRnrNakWhileWaiting, out);
+        ++counters_.rnr_naks_sent;
+      }
+      if (w::psn_gt(psn, g.max_send_psn[c])) g.max_send_psn[c] = psn;
+    }
+    if (cfg.parent) {
+      send_up(g, gpsn, v.opcode(), 0, v.payload(), v.data_len(), out);
+      ++counters_.partials_sent_up;
+    } else {
+      replicate(g, it, v.opcode(), 0, v.payload(), v.data_len(), -1, out);
+    }
+    return;
+  }
+  aggregate(g, child, it, v, out);
+}
+
+void Mode2Engine::aggregate(GroupState& g, int child, const Item& it, const w::PacketView& v,
+                            TxBatch& out) {
+  const GroupConfig& cfg = *g.config;
+  const uint32_t gpsn = it.gpsn();
+  SlotRegion& region = *g.slots;
+  const uint32_t i = region.index(gpsn);
+  Slot& s = region.meta[i];
+  // CheckDuplicate. A recycled slot keeps the PSN it last held: a late duplicate of that PSN
+  // (or older) must not claim it again, or the zombie would block the slot's next PSN.
+  if (s.state == SlotState::kEmpty && (!s.used || w::psn_gt(gpsn, s.psn))) {
+    s = Slot{};
+    s.used = true;
+    s.psn = gpsn;
+    s.state = SlotState::kAggregating;
+    s.control = it.control;
+    s.opcode = v.opcode();
+    s.payload_len = v.data_len();
+    s.immdt = it.control ? kControlImm : 0;
+    s.dtype = it.record->shape.desc.dtype;
+    s.op = it.record->shape.desc.op;
+  } else if (s.state == SlotState::kEmpty || s.psn != gpsn) {
+    ++(w::psn_gt(gpsn, s.psn) ? counters_.upward_slot_busy : counters_.upward_stale);
+    return;
+  }
+  const uint64_t bit = uint64_t{1} << child;
+  if (s.bitmap & bit) {
+    ++counters_.upward_duplicate;
+    // Someone below retransmits: repeat the frontiers it may be waiting for.
+    const ChildLink& l = cfg.children[static_cast<size_t>(child)];
+    if (!l.is_rank) {
+      send_ack(g, l.local, l.remote, l.port, l.udp_src_port, g.global_frontier, 0x1F, out);
+      ++counters_.frontiers_sent;
+    }
+    if (cfg.parent) {
+      send_ack(g, cfg.parent->local, cfg.parent->remote, cfg.parent->port, cfg.parent->udp_src_port,
+               g.subtree_frontier, 0x1F, out);
+      ++counters_.frontiers_sent;
+    }
+    const bool result_for_child = s.state == SlotState::kComplete && child_receives(g, child, it);
+    if (result_for_child) {
+      replicate(g, it, s.opcode, s.immdt, region.result_of(i), s.payload_len, child, out);
+      ++counters_.results_resent;
+    } else if (s.state == SlotState::kComplete) {
+      // A contributor that receives nothing (Reduce, ReduceScatter) still waits for the
+      // receivers' ACK, whose last copy may be lost: send the result to them again so they
+      // acknowledge it again — here, and through the root everywhere else.
+      replicate(g, it, s.opcode, s.immdt, region.result_of(i), s.payload_len, -2, out);
+      ++counters_.results_resent;
+      if (cfg.parent) send_up(g, gpsn, s.opcode, s.immdt, region.result_of(i), s.payload_len, out);
+    } else if (s.state == SlotState::kSentUp) {
+      send_up(g, gpsn, s.opcode, s.immdt, region.result_of(i), s.payload_len, out);
+      ++counters_.partials_resent_up;
+    }
+    // A rank retransmits its oldest upload because others are slow (contributions missing, or
+    // the receivers have not acknowledged yet): answer "receiver not ready". The RNR NAK makes
+    // its NIC wait and retry without spending its retry count, so one slow rank or one lossy
+    // path does not make the others fail with retry-exceeded.
+    if (!result_for_child && l.is_rank &&
+        v.psn() == w::psn_add(g.acked_send_psn[static_cast<size_t>(child)], 1)) {
+      send_ack(g, l.local, l.remote, l.port, l.udp_src_port, v.psn(), kRnrNakWhileWaiting, out);
+      ++counters_.rnr_naks_sent;
+    }
+    return;
+  }
+  if (v.opcode() != s.opcode || v.data_len() != s.payload_len) {
+    ++counters_.drop_inconsistent;
+    return;
+  }
+  // AggregateData.
+  if (s.control) {
+    if (s.degree == 0) std::memcpy(region.result_of(i), v.payload(), s.payload_len);
+  } else {
+    const size_t n = s.payload_len / arith::wire_bytes(s.dtype);
+    if (s.degree == 0) {
+      arith::load(s.dtype, region.accum_of(i), v.payload(), n);
+    } else {
+      arith::combine(s.dtype, s.op, region.accum_of(i), v.payload(), n);
+    }
+  }
+  s.bitmap |= bit;
+  ++s.degree;
+  ++counters_.upward_accepted;
+  if (s.degree < fan_in(g, it)) return;
+
+  ++counters_.aggregations_completed;
+  if (!s.control) {
+    arith::store(s.dtype, region.result_of(i), region.accum_of(i),
+                 s.payload_len / arith::wire_bytes(s.dtype));
+  }
+  if (cfg.parent) {
+    s.state = SlotState::kSentUp;
+    send_up(g, gpsn, s.opcode, s.immdt, region.result_of(i), s.payload_len, out);
+    ++counters_.partials_sent_up;
+  } else {
+    s.state = SlotState::kComplete;
+    replicate(g, it, s.opcode, s.immdt, region.result_of(i), s.payload_len, -1, out);
+    recycle_epic(g, gpsn);
+  }
+}
+
+// RecycleBuffer, EPIC's rule: when PSN p completes here, every rank has sent p, so every rank's
+// window has moved past p - MW and slot (p + MW) mod 2MW, which held p - MW, is free — as long
+// as every rank sends every PSN in between (AllReduce, Reduce, ReduceScatter, control
+// messages). Otherwise the slot waits for the ACK frontier (mode2_acks.cc).
+void Mode2Engine::recycle_epic(GroupState& g, uint32_t completed_psn) {
+  const uint32_t old = w::psn_add(completed_psn, -int64_t{g.config->window});
+  if (g.one_source_until) {
+    if (w::psn_diff(old, *g.one_source_until) > (1 << 22)) {
+      g.one_source_until.reset();  // long past: forget it before the PSN comparison wraps
+    } else if (!w::psn_gt(old, *g.one_source_until)) {
+      return;
+    }
+  }
+  SlotRegion& region = *g.slots;
+  Slot& s = region.meta[region.index(old)];
+  if (s.used && s.state != SlotState::kEmpty && s.psn == old) {
+    s.state = SlotState::kEmpty;
+    ++counters_.slots_recycled;
+  }
+}
+
+// --- downward -----------------------------------------------------------------------------------
+
+void Mode2Engine::downward(GroupState& g, const w::PacketView& v, TxBatch& out) {
+  const uint32_t gpsn = v.psn();
+  const Item it = locate_group(g, gpsn);
+  if (it.record == nullptr) {
+    ++counters_.drop_unknown_psn;
+    return;
+  }
+  if (it.control != is_control(v) ||
+      (!it.control && v.data_len() != it.record->shape.payload_len(it.j))) {
+    ++counters_.drop_inconsistent;
+    return;
+  }
+  if (!w::psn_gt(gpsn, g.global_frontier)) {
+    ++counters_.downward_duplicate;  // every receiver below already has it
+    return;
+  }
+  if (!it.control && !it.record->shape.multi_source()) {
+    ++counters_.downward_accepted;
+    replicate(g, it, v.opcode(), 0, v.payload(), v.data_len(), -1, out);
+    return;
+  }
+  SlotRegion& region = *g.slots;
+  const uint32_t i = region.index(gpsn);
+  Slot& s = region.meta[i];
+  if (!s.used || s.psn != gpsn || s.state == SlotState::kEmpty ||
+      s.state == SlotState::kAggregating) {
+    ++counters_.downward_unexpected;
+    return;
+  }
+  if (v.opcode() != s.opcode || v.data_len() != s.payload_len) {
+    ++counters_.drop_inconsistent;
+    return;
+  }
+  if (s.state == SlotState::kComplete) {
+    // The parent re-sent a result because a child below retransmitted: forward it again.
+    ++counters_.downward_duplicate;
+    replicate(g, it, s.opcode, s.immdt, region.result_of(i), s.payload_len, -1, out);
+    return;
+  }
+  ++counters_.downward_accepted;
+  std::memcpy(region.result_of(i), v.payload(), s.payload_len);
+  s.state = SlotState::kComplete;
+  replicate(g, it, s.opcode, s.immdt, region.result_of(i), s.payload_len, -1, out);
+  recycle_epic(g, gpsn);
+}
+
+// --- ReplicateData + TranslateHeader ------------------------------------------------------------
+
+void Mode2Engine::replicate(GroupState& g, const Item& it, uint8_t opcode, uint32_t immdt,
+                            const uint8_t* payload, uint16_t len, int only_child, TxBatch& out) {
+  const GroupConfig& cfg = *g.config;
+  const CollectiveRecord& rec = *it.record;
+  for (size_t c = 0; c < cfg.children.size(); ++c) {
+    if (only_child >= 0 && static_cast<size_t>(only_child) != c) continue;  // -1, -2: all
+    if (!child_receives(g, static_cast<int>(c), it)) continue;
+    const ChildLink& link = cfg.children[c];
+    FrameSpec f;
+    f.src = &link.local;
+    f.dst = &link.remote;
+    f.udp_src_port = link.udp_src_port;
+    f.opcode = opcode;
+    if (!link.is_rank) {
+      f.psn = it.gpsn();
+    } else if (it.control) {
+      f.psn = rec.recv_ctrl[c];
+    } else {
+      f.psn = w::psn_add(rec.recv_ctrl[c], 1 + int64_t{rec.shape.recv_index(link.first_rank, it.j)});
+    }
+    f.ack_req = true;  // every result is acknowledged: the ACKs drive the senders' windows
+    f.immdt = immdt;
+    f.payload = payload;
+    f.payload_len = len;
+    uint8_t* buf = out.reserve(frame_size(f));
+    out.commit(link.port, build_frame(buf, frame_size(f), f));
+    ++counters_.tx_frames;
+    if (only_child == -1) ++counters_.results_replicated;
+  }
+}
+
+void Mode2Engine::send_up(GroupState& g, uint32_t gpsn, uint8_t opcode, uint32_t immdt,
+                          const uint8_t* payload, uint16_t len, TxBatch& out) {
+  const ParentLink& link = *g.config->parent;
+  FrameSpec f;
+  f.src = &link.local;
+  f.dst = &link.remote;
+  f.udp_src_port = link.udp_src_port;
+  f.opcode = opcode;
+  f.psn = gpsn;
+  f.immdt = immdt;
+  f.payload = payload;
+  f.payload_len = len;
+  uint8_t* buf = out.reserve(frame_size(f));
+  out.commit(link.port, build_frame(buf, frame_size(f), f));
+  ++counters_.tx_frames;
+}
+
+void Mode2Engine::send_ack(GroupState& /*g*/, const Endpoint& src, const Endpoint& dst, uint16_t port,
+                           uint16_t udp_port, uint32_t psn, uint8_t syndrome, TxBatch& out) {
+  FrameSpec f;
+  f.src = &src;
+  f.dst = &dst;
+  f.udp_src_port = udp_port;
+  f.opcode = w::op::kAck;
+  f.psn = psn;
+  f.aeth_syndrome = syndrome;
+  uint8_t* buf = out.reserve(frame_size(f));
+  out.commit(port, build_frame(buf, frame_size(f), f));
+  ++counters_.tx_frames;
+}
+
+}  // namespace epic::engine

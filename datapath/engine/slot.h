@@ -1,0 +1,57 @@
+// Slots: the computation state of Mode-II. A group owns 2*MW slots; PSN g uses
+// slot g mod 2*MW. A slot holds the PSN it is for, which children contributed
+// (bitmap) and how many (degree), the accumulator (arith accumulator layout)
+// and, once complete, the result in wire format for re-sending to a child
+// whose copy was lost.
+// Threading: owned by the worker that owns the group.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "datapath/arith/dtype.h"
+
+namespace epic::engine {
+
+enum class SlotState : uint8_t {
+  kEmpty,        // recycled; any PSN that maps here may claim it
+  kAggregating,  // contributions arriving
+  kSentUp,       // (non-root) partial aggregate sent to the parent, result not back yet
+  kComplete,     // result known (and sent down)
+};
+
+struct Slot {
+  uint32_t psn = 0;         // the PSN it holds, or held last (kept when recycled)
+  bool used = false;        // held a PSN at least once
+  SlotState state = SlotState::kEmpty;
+  bool control = false;     // the collective's control message
+  uint8_t opcode = 0;       // opcode every contribution carried
+  uint16_t payload_len = 0;
+  uint16_t degree = 0;
+  uint64_t bitmap = 0;      // children that contributed
+  uint32_t immdt = 0;
+  arith::DType dtype = arith::DType::kInt32;
+  arith::ReduceOp op = arith::ReduceOp::kSum;
+};
+
+// The memory a group was granted: 2*MW slots with their payload areas.
+struct SlotRegion {
+  uint32_t nslots = 0;   // 2 * MW
+  uint16_t pmtu = 0;
+  std::vector<Slot> meta;
+  std::vector<uint8_t> accum;   // nslots * pmtu/2 * 4 bytes: fp32 accumulators for half types
+  std::vector<uint8_t> result;  // nslots * pmtu bytes, wire format
+
+  SlotRegion(uint32_t window, uint16_t path_mtu)
+      : nslots(2 * window),
+        pmtu(path_mtu),
+        meta(nslots),
+        accum(size_t{nslots} * (path_mtu / 2) * 4),
+        result(size_t{nslots} * path_mtu) {}
+  uint32_t index(uint32_t psn) const { return psn % nslots; }
+  uint8_t* accum_of(uint32_t i) { return accum.data() + size_t{i} * (pmtu / 2) * 4; }
+  uint8_t* result_of(uint32_t i) { return result.data() + size_t{i} * pmtu; }
+  size_t bytes() const { return meta.size() * sizeof(Slot) + accum.size() + result.size(); }
+};
+
+}  // namespace epic::engine

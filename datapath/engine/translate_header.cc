@@ -1,0 +1,78 @@
+#include "datapath/engine/translate_header.h"
+
+#include <cstring>
+
+#include "datapath/wire/bytes.h"
+#include "datapath/wire/checksum.h"
+#include "datapath/wire/icrc.h"
+#include "datapath/wire/layout.h"
+#include "datapath/wire/opcode.h"
+
+namespace epic::engine {
+
+namespace w = epic::wire;
+
+namespace {
+constexpr size_t kHeaders = w::eth::kHeaderLen + w::ipv4::kHeaderLen + w::udp::kHeaderLen +
+                            w::bth::kHeaderLen;
+}
+
+size_t frame_size(const FrameSpec& s) {
+  const size_t pad = (4 - s.payload_len % 4) % 4;
+  return kHeaders + w::opcode_info(s.opcode).ext_len + s.payload_len + pad + w::kIcrcLen;
+}
+
+size_t build_frame(uint8_t* out, size_t cap, const FrameSpec& s) {
+  const w::OpcodeInfo& op = w::opcode_info(s.opcode);
+  const size_t pad = (4 - s.payload_len % 4) % 4;
+  const size_t total = frame_size(s);
+  if (total > cap) return 0;
+
+  std::memcpy(out + w::eth::kDst, s.dst->mac.data(), 6);
+  std::memcpy(out + w::eth::kSrc, s.src->mac.data(), 6);
+  w::store_be16(out + w::eth::kType, w::eth::kTypeIpv4);
+
+  uint8_t* ip = out + w::eth::kHeaderLen;
+  ip[w::ipv4::kVerIhl] = 0x45;
+  ip[w::ipv4::kTos] = s.tos;
+  w::store_be16(ip + w::ipv4::kTotalLen, static_cast<uint16_t>(total - w::eth::kHeaderLen));
+  w::store_be16(ip + w::ipv4::kId, 0);
+  w::store_be16(ip + w::ipv4::kFlagsFrag, w::ipv4::kFlagDf);
+  ip[w::ipv4::kTtl] = 64;
+  ip[w::ipv4::kProto] = w::ipv4::kProtoUdp;
+  w::store_be32(ip + w::ipv4::kSrc, s.src->ipv4);
+  w::store_be32(ip + w::ipv4::kDst, s.dst->ipv4);
+  w::store_be16(ip + w::ipv4::kChecksum, 0);
+  w::store_be16(ip + w::ipv4::kChecksum, w::ipv4_header_checksum(ip));
+
+  uint8_t* udp = ip + w::ipv4::kHeaderLen;
+  w::store_be16(udp + w::udp::kSrcPort, s.udp_src_port);
+  w::store_be16(udp + w::udp::kDstPort, w::kRoceV2Port);
+  w::store_be16(udp + w::udp::kLength,
+                static_cast<uint16_t>(total - w::eth::kHeaderLen - w::ipv4::kHeaderLen));
+  w::store_be16(udp + w::udp::kChecksum, 0);
+
+  uint8_t* bth = udp + w::udp::kHeaderLen;
+  bth[w::bth::kOpcode] = s.opcode;
+  bth[w::bth::kFlags] = static_cast<uint8_t>(pad << 4);
+  w::store_be16(bth + w::bth::kPkey, 0xFFFF);
+  bth[w::bth::kFecnBecn] = 0;
+  w::store_be24(bth + w::bth::kDestQp, s.dst->qpn & 0xFFFFFF);
+  bth[w::bth::kAckReq] = s.ack_req ? 0x80 : 0;
+  w::store_be24(bth + w::bth::kPsn, s.psn & 0xFFFFFF);
+
+  uint8_t* ext = bth + w::bth::kHeaderLen;
+  if (op.has(w::kExtAeth)) {
+    ext[op.off_aeth] = s.aeth_syndrome;
+    w::store_be24(ext + op.off_aeth + 1, s.aeth_msn & 0xFFFFFF);
+  }
+  if (op.has(w::kExtImmDt)) w::store_be32(ext + op.off_immdt, s.immdt);
+  uint8_t* payload = ext + op.ext_len;
+  if (s.payload_len > 0) std::memcpy(payload, s.payload, s.payload_len);
+  std::memset(payload + s.payload_len, 0, pad);
+  const auto icrc_off = static_cast<uint16_t>(total - w::kIcrcLen);
+  w::store_icrc(out, w::IpVersion::kV4, w::eth::kHeaderLen, icrc_off);
+  return total;
+}
+
+}  // namespace epic::engine

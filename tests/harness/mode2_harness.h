@@ -1,0 +1,63 @@
+// The deterministic Mode-II harness: an in-process network of soft RC ranks
+// (host/transport/soft RcQp, the same endpoint that interoperates with Linux
+// rdma_rxe) and Mode-II switches (datapath/engine), joined by simulated links
+// with seeded loss, duplication, reordering and delay (ACKs included), on a
+// virtual clock. Every rank runs a plan of collectives exactly as a rank
+// library would — post receives, send the control message, send its data,
+// wait for the results — and the harness checks results against a reference
+// reduction bit for bit. A virtual-time bound turns a hang into a failure with
+// a dump of the stuck PSNs.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "datapath/engine/collective.h"
+#include "datapath/engine/counters.h"
+#include "host/transport/soft/rc_counters.h"
+
+namespace epic::harness {
+
+struct Faults {
+  double loss = 0;      // per frame, on every link, both directions
+  double duplicate = 0;
+  double reorder = 0;   // probability a frame takes an extra random delay
+  friend bool operator==(const Faults&, const Faults&) = default;
+};
+
+struct HarnessConfig {
+  // Tree shape, root first: {8} = one switch with 8 ranks; {2, 3} = a root with 2 leaf
+  // switches of 3 ranks each; {2, 2, 2} = three levels.
+  std::vector<int> shape{4};
+  uint32_t window = 16;  // MW, also the ranks' outstanding-packet window
+  uint16_t pmtu = 256;
+  uint32_t initial_psn = 0xFFFFF0;  // common initial PSN (near the wrap on purpose)
+  Faults faults;
+  uint64_t seed = 1;
+  uint64_t time_limit_ns = 20'000'000'000;  // virtual time
+};
+
+struct RunResult {
+  bool ok = false;
+  std::string failure;  // first violated property, or the hang dump
+  uint64_t virtual_ns = 0;
+  engine::EngineCounters switches;  // summed over all switches
+  std::vector<engine::EngineCounters> per_switch;
+  soft::QpCounters ranks;           // summed over all ranks
+  size_t ranks_count = 0;
+};
+
+// Runs `plan` (the same sequence of collectives on every rank). Rank r's input to
+// collective k is inputs[k][r] (bytes, little-endian elements); the harness fills
+// the expected results from arith::reference.
+RunResult run(const HarnessConfig& cfg, const std::vector<engine::CollectiveDescriptor>& plan,
+              const std::vector<std::vector<std::vector<uint8_t>>>& inputs);
+
+// Inputs whose reduction is exact in any order for the type (small integers).
+std::vector<std::vector<uint8_t>> exact_inputs(const engine::CollectiveDescriptor& d, int ranks,
+                                               uint64_t seed);
+
+int rank_count(const std::vector<int>& shape);
+
+}  // namespace epic::harness

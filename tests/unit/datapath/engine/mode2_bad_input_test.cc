@@ -1,0 +1,115 @@
+// Bad input at a Mode-II switch: every malformed or misplaced packet is counted
+// under its own reason and dropped, never touches another group's slots, and
+// the counters add up.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "datapath/engine/mode2_engine.h"
+#include "datapath/wire/builder.h"
+
+namespace epic::engine {
+namespace {
+
+namespace w = epic::wire;
+
+const w::MacAddr kSwitchMac{2, 0xEE, 0, 0, 0, 1};
+constexpr uint32_t kSwitchIp = 0x0AC80001;
+
+GroupConfig group(uint32_t qp_base) {
+  GroupConfig cfg;
+  cfg.num_ranks = 2;
+  cfg.window = 4;
+  cfg.pmtu = 256;
+  cfg.initial_psn = 100;
+  for (uint16_t r = 0; r < 2; ++r) {
+    ChildLink l;
+    l.local = {kSwitchMac, kSwitchIp, qp_base + r};
+    l.remote = {{2, 0xAA, 0, 0, 0, static_cast<uint8_t>(r)}, 0x0A640000u + r, 0x100u + r};
+    l.port = r;
+    l.is_rank = true;
+    l.first_rank = r;
+    cfg.children.push_back(l);
+  }
+  return cfg;
+}
+
+std::vector<uint8_t> frame(uint32_t dest_qp, uint8_t opcode, uint32_t psn, std::vector<uint8_t> payload,
+                           uint32_t imm = 0) {
+  auto b = w::PacketBuilder().eth(kSwitchMac, {2, 0xAA, 0, 0, 0, 0}).ipv4(0x0A640000, kSwitchIp);
+  b.bth(opcode, dest_qp, psn).immdt(imm).payload(payload);
+  return b.build();
+}
+
+std::vector<uint8_t> control(const CollectiveDescriptor& d) {
+  std::vector<uint8_t> p(kControlPayloadBytes);
+  encode_control(d, p.data());
+  return p;
+}
+
+TEST(Mode2BadInput, EachReasonCountedAndOtherGroupsUntouched) {
+  Mode2Engine engine;
+  SlotRegion slots_a(4, 256), slots_b(4, 256);
+  engine.install_group(group(0x1000), &slots_a);
+  engine.install_group(group(0x2000), &slots_b);
+  // Group B has real state: rank 0's control message and first data packet.
+  const CollectiveDescriptor d{CollectiveType::kAllReduce, arith::DType::kInt32, arith::ReduceOp::kSum, 0, 64};
+  TxBatch tx;
+  auto feed = [&](const std::vector<uint8_t>& f) {
+    const RxFrame rx{f.data(), static_cast<uint16_t>(f.size()), 0};
+    engine.process(&rx, 1, tx);
+  };
+  feed(frame(0x2000, w::op::kSendOnlyImm, 100, control(d), kControlImm));
+  feed(frame(0x2000, w::op::kSendOnly, 101, std::vector<uint8_t>(256, 7)));
+  const std::vector<Slot> b_meta = slots_b.meta;
+  const std::vector<uint8_t> b_accum = slots_b.accum;
+  const EngineCounters before = engine.counters();
+
+  std::vector<uint8_t> garbage(60, 0xAB);
+  feed(garbage);                                                                    // drop_parse
+  feed(frame(0x1777, w::op::kSendOnly, 100, std::vector<uint8_t>(8)));              // no route
+  feed(frame(0x1000, w::op::kSendOnly, 101, std::vector<uint8_t>(256)));            // data before control
+  feed(frame(0x1000, w::op::kSendOnly, 100 + 5000, std::vector<uint8_t>(256)));     // far outside
+  feed(frame(0x1000, w::op::kSendOnlyImm, 100, std::vector<uint8_t>(16, 1), kControlImm));  // bad control
+  feed(frame(0x1000, w::op::kWriteOnly, 100, std::vector<uint8_t>(16)));            // unsupported opcode
+  feed(frame(0x1000, w::op::kSendOnlyImm, 100, control(d), kControlImm));           // valid control
+  feed(frame(0x1000, w::op::kSendOnly, 101, std::vector<uint8_t>(100)));            // wrong length
+  feed(frame(0x1001, w::op::kSendOnlyImm, 100, control({CollectiveType::kAllReduce, arith::DType::kFp32,
+                                                        arith::ReduceOp::kSum, 0, 64}),
+             kControlImm));                                                          // disagreeing control
+  const EngineCounters& c = engine.counters();
+  EXPECT_EQ(c.drop_parse - before.drop_parse, 1u);
+  EXPECT_EQ(c.drop_no_route - before.drop_no_route, 1u);
+  EXPECT_EQ(c.drop_data_before_control - before.drop_data_before_control, 2u);
+  EXPECT_EQ(c.drop_bad_control - before.drop_bad_control, 2u);
+  EXPECT_EQ(c.drop_unsupported - before.drop_unsupported, 1u);
+  EXPECT_EQ(c.drop_inconsistent - before.drop_inconsistent, 1u);
+  EXPECT_EQ(c.upward_accepted - before.upward_accepted, 1u);  // only the valid control message
+  EXPECT_EQ(c.rx_accounted(), c.rx_frames);
+  // Group B's slots are exactly as they were.
+  ASSERT_EQ(slots_b.meta.size(), b_meta.size());
+  for (size_t i = 0; i < b_meta.size(); ++i) {
+    EXPECT_EQ(slots_b.meta[i].psn, b_meta[i].psn);
+    EXPECT_EQ(slots_b.meta[i].bitmap, b_meta[i].bitmap);
+    EXPECT_EQ(slots_b.meta[i].degree, b_meta[i].degree);
+  }
+  EXPECT_EQ(slots_b.accum, b_accum);
+}
+
+TEST(Mode2BadInput, RejectsMalformedGroupConfiguration) {
+  Mode2Engine engine;
+  SlotRegion slots(4, 256);
+  GroupConfig cfg = group(0x1000);
+  cfg.window = 3;  // not a power of two
+  EXPECT_THROW(engine.install_group(cfg, &slots), std::invalid_argument);
+  cfg = group(0x1000);
+  cfg.children[1].first_rank = 5;  // outside the group
+  EXPECT_THROW(engine.install_group(cfg, &slots), std::invalid_argument);
+  cfg = group(0x1000);
+  SlotRegion wrong(8, 256);
+  EXPECT_THROW(engine.install_group(cfg, &wrong), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace epic::engine
