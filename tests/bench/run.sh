@@ -6,7 +6,7 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${EPIC_BENCH_BUILD:-$ROOT/build/release}
-BENCHES=(wire_bench arith_bench)
+BENCHES=(wire_bench arith_bench engine_bench)
 case "${1:-}" in
   ""|-h|--help) sed -n '2,5p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   --list) printf '%s\n' "${BENCHES[@]}"; exit 0 ;;

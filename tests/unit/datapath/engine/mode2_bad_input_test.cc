@@ -63,7 +63,7 @@ TEST(Mode2BadInput, EachReasonCountedAndOtherGroupsUntouched) {
   feed(frame(0x2000, w::op::kSendOnlyImm, 100, control(d), kControlImm));
   feed(frame(0x2000, w::op::kSendOnly, 101, std::vector<uint8_t>(256, 7)));
   const std::vector<Slot> b_meta = slots_b.meta;
-  const std::vector<uint8_t> b_accum = slots_b.accum;
+  const std::vector<uint8_t> b_accum(slots_b.accum, slots_b.accum + slots_b.accum_bytes());
   const EngineCounters before = engine.counters();
 
   std::vector<uint8_t> garbage(60, 0xAB);
@@ -94,7 +94,7 @@ TEST(Mode2BadInput, EachReasonCountedAndOtherGroupsUntouched) {
     EXPECT_EQ(slots_b.meta[i].bitmap, b_meta[i].bitmap);
     EXPECT_EQ(slots_b.meta[i].degree, b_meta[i].degree);
   }
-  EXPECT_EQ(slots_b.accum, b_accum);
+  EXPECT_EQ(std::vector<uint8_t>(slots_b.accum, slots_b.accum + slots_b.accum_bytes()), b_accum);
 }
 
 TEST(Mode2BadInput, RejectsMalformedGroupConfiguration) {
