@@ -33,8 +33,8 @@ struct CollectiveDescriptor {
   CollectiveType type = CollectiveType::kAllReduce;
   arith::DType dtype = arith::DType::kInt32;
   arith::ReduceOp op = arith::ReduceOp::kSum;
-  uint16_t root = 0;     // rank index (Reduce, Broadcast)
-  uint32_t count = 0;    // elements per rank (AllReduce, Reduce, Broadcast)
+  uint16_t root = 0;   // rank index (Reduce, Broadcast)
+  uint32_t count = 0;  // elements per rank (AllReduce, Reduce, Broadcast)
   friend bool operator==(const CollectiveDescriptor&, const CollectiveDescriptor&) = default;
 };
 

@@ -27,7 +27,7 @@ struct CollectiveShape {
   uint16_t pmtu = 0;
   uint32_t chunk_packets = 0;  // ppc: packets of one chunk (or of the whole buffer)
   uint32_t chunk_bytes = 0;
-  uint32_t n_data = 0;         // data packets in the group PSN space
+  uint32_t n_data = 0;  // data packets in the group PSN space
 
   bool chunked() const {
     return desc.type == CollectiveType::kReduceScatter || desc.type == CollectiveType::kAllGather;

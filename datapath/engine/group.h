@@ -22,10 +22,10 @@ inline constexpr size_t kMaxChildren = 64;  // bitmap width of a slot
 
 // One child edge of this switch: a rank NIC, or a lower switch.
 struct ChildLink {
-  Endpoint remote;        // the child's endpoint
-  Endpoint local;         // this switch's virtual endpoint on that edge
-  uint16_t port = 0;      // output port toward the child
-  bool is_rank = false;   // first hop of a rank: its PSNs are translated, its ACKs handled here
+  Endpoint remote;          // the child's endpoint
+  Endpoint local;           // this switch's virtual endpoint on that edge
+  uint16_t port = 0;        // output port toward the child
+  bool is_rank = false;     // first hop of a rank: its PSNs are translated, its ACKs handled here
   uint16_t first_rank = 0;  // ranks below this child: [first_rank, first_rank + rank_count)
   uint16_t rank_count = 1;
   uint16_t udp_src_port = 0xC000;
@@ -41,7 +41,7 @@ struct ParentLink {
 // Immutable description of a group at this switch (built by the control plane).
 struct GroupConfig {
   uint32_t group_id = 0;
-  uint16_t num_ranks = 0;            // ranks in the whole group
+  uint16_t num_ranks = 0;  // ranks in the whole group
   std::vector<ChildLink> children;
   std::optional<ParentLink> parent;  // absent at the root switch
   uint32_t initial_psn = 0;          // common to every rank of the group
@@ -63,7 +63,7 @@ struct GroupState {
   SlotRegion* slots = nullptr;  // granted slot memory (2*MW slots)
   // Recent collectives, newest at (collectives-1) % history.size().
   std::vector<CollectiveRecord> history;
-  uint32_t collectives = 0;  // records ever created
+  uint32_t collectives = 0;                             // records ever created
   std::array<uint32_t, kMaxChildren> next_send_ctrl{};  // each child's next control message PSN
   std::array<uint32_t, kMaxChildren> next_recv_ctrl{};
   uint32_t next_g_ctrl = 0;

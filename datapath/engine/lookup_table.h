@@ -28,7 +28,9 @@ class LookupTable {
   size_t size() const { return table_.size(); }
 
  private:
-  static uint64_t key(uint32_t ipv4, uint32_t qpn) { return (uint64_t{ipv4} << 24) | (qpn & 0xFFFFFF); }
+  static uint64_t key(uint32_t ipv4, uint32_t qpn) {
+    return (uint64_t{ipv4} << 24) | (qpn & 0xFFFFFF);
+  }
   std::unordered_map<uint64_t, Route> table_;
 };
 

@@ -42,9 +42,10 @@ void Mode2Engine::rank_ack(GroupState& g, int child, const w::PacketView& v, TxB
     // uploads we can acknowledge (a NAK acknowledges everything before its PSN).
     const Item it = locate_recv(g, child, v.psn());
     if (it.record != nullptr && (it.control || it.record->shape.sends(it.j, link.first_rank))) {
-      uint32_t psn = it.control ? it.record->send_ctrl[c]
-                                : w::psn_add(it.record->send_ctrl[c],
-                                             1 + int64_t{it.record->shape.send_index(link.first_rank, it.j)});
+      uint32_t psn =
+          it.control ? it.record->send_ctrl[c]
+                     : w::psn_add(it.record->send_ctrl[c],
+                                  1 + int64_t{it.record->shape.send_index(link.first_rank, it.j)});
       const uint32_t limit = w::psn_add(g.acked_send_psn[c], 1);
       if (w::psn_gt(psn, limit)) psn = limit;
       send_ack(g, link.local, link.remote, link.port, link.udp_src_port, psn, syndrome, out);
@@ -143,8 +144,8 @@ void Mode2Engine::ack_rank_uploads(GroupState& g, int child, bool force, TxBatch
     advanced = true;
   }
   if (!advanced && !force) return;
-  send_ack(g, link.local, link.remote, link.port, link.udp_src_port, g.acked_send_psn[c], kAckSyndrome,
-           out);
+  send_ack(g, link.local, link.remote, link.port, link.udp_src_port, g.acked_send_psn[c],
+           kAckSyndrome, out);
   ++counters_.upload_acks_sent;
 }
 

@@ -35,7 +35,8 @@ bool is_control(const w::PacketView& v) {
 
 void Mode2Engine::install_group(const GroupConfig& config, SlotRegion* slots) {
   // 2*MW must divide 2^24 so that "PSN mod 2*MW" stays continuous across the PSN wrap.
-  if (config.window == 0 || (config.window & (config.window - 1)) != 0 || config.window > (1u << 20)) {
+  if (config.window == 0 || (config.window & (config.window - 1)) != 0 ||
+      config.window > (1u << 20)) {
     throw std::invalid_argument("group window (MW) must be a power of two <= 2^20");
   }
   if (config.children.empty() || config.children.size() > kMaxChildren) {
@@ -67,7 +68,8 @@ void Mode2Engine::install_group(const GroupConfig& config, SlotRegion* slots) {
     lookup_.insert(config.children[c].local.ipv4, config.children[c].local.qpn,
                    {st.get(), static_cast<int16_t>(c)});
   }
-  if (config.parent) lookup_.insert(config.parent->local.ipv4, config.parent->local.qpn, {st.get(), -1});
+  if (config.parent)
+    lookup_.insert(config.parent->local.ipv4, config.parent->local.qpn, {st.get(), -1});
   configs_.push_back(std::move(cfg));
   groups_.push_back(std::move(st));
 }
@@ -165,8 +167,9 @@ Mode2Engine::Item Mode2Engine::locate_recv(const GroupState& g, int child, uint3
 }
 
 Mode2Engine::Item Mode2Engine::locate_group(const GroupState& g, uint32_t gpsn) const {
-  const CollectiveRecord* rec = find_record(
-      g, [&](const CollectiveRecord& r) { return w::psn_in_window(gpsn, r.g_ctrl, 1 + r.shape.n_data); });
+  const CollectiveRecord* rec = find_record(g, [&](const CollectiveRecord& r) {
+    return w::psn_in_window(gpsn, r.g_ctrl, 1 + r.shape.n_data);
+  });
   if (rec == nullptr) return {};
   const uint32_t off = (gpsn - rec->g_ctrl) & w::kPsnMask;
   return off == 0 ? Item{rec, true, 0} : Item{rec, false, off - 1};
@@ -208,11 +211,13 @@ bool Mode2Engine::child_receives(const GroupState& g, int child, const Item& it)
 
 int Mode2Engine::fan_in(const GroupState& g, const Item& it) const {
   int n = 0;
-  for (size_t c = 0; c < g.config->children.size(); ++c) n += child_sends(g, static_cast<int>(c), it);
+  for (size_t c = 0; c < g.config->children.size(); ++c)
+    n += child_sends(g, static_cast<int>(c), it);
   return n;
 }
 
-// --- upward ---------------------------------------------------------------------------------------
+// --- upward
+// ---------------------------------------------------------------------------------------
 
 void Mode2Engine::upward(GroupState& g, int child, const w::PacketView& v, TxBatch& out) {
   const GroupConfig& cfg = *g.config;
@@ -223,7 +228,7 @@ void Mode2Engine::upward(GroupState& g, int child, const w::PacketView& v, TxBat
   if (it.record == nullptr) {
     if (psn != g.next_send_ctrl[c]) {
       ++(w::psn_gt(psn, g.next_send_ctrl[c]) ? counters_.drop_data_before_control
-                                              : counters_.drop_unknown_psn);
+                                             : counters_.drop_unknown_psn);
       return;
     }
     if (!control) {
@@ -231,8 +236,9 @@ void Mode2Engine::upward(GroupState& g, int child, const w::PacketView& v, TxBat
       return;
     }
     const auto d = decode_control(v.payload(), v.data_len());
-    if (!d || (d->type != CollectiveType::kBarrier && d->count == 0 &&
-               d->type != CollectiveType::kAllReduce) ||
+    if (!d ||
+        (d->type != CollectiveType::kBarrier && d->count == 0 &&
+         d->type != CollectiveType::kAllReduce) ||
         ((d->type == CollectiveType::kReduce || d->type == CollectiveType::kBroadcast) &&
          d->root >= cfg.num_ranks)) {
       ++counters_.drop_bad_control;
@@ -483,7 +489,8 @@ void Mode2Engine::replicate(GroupState& g, const Item& it, uint8_t opcode, uint3
     } else if (it.control) {
       f.psn = rec.recv_ctrl[c];
     } else {
-      f.psn = w::psn_add(rec.recv_ctrl[c], 1 + int64_t{rec.shape.recv_index(link.first_rank, it.j)});
+      f.psn =
+          w::psn_add(rec.recv_ctrl[c], 1 + int64_t{rec.shape.recv_index(link.first_rank, it.j)});
     }
     f.ack_req = true;  // every result is acknowledged: the ACKs drive the senders' windows
     f.immdt = immdt;
@@ -513,8 +520,9 @@ void Mode2Engine::send_up(GroupState& g, uint32_t gpsn, uint8_t opcode, uint32_t
   ++counters_.tx_frames;
 }
 
-void Mode2Engine::send_ack(GroupState& /*g*/, const Endpoint& src, const Endpoint& dst, uint16_t port,
-                           uint16_t udp_port, uint32_t psn, uint8_t syndrome, TxBatch& out) {
+void Mode2Engine::send_ack(GroupState& /*g*/, const Endpoint& src, const Endpoint& dst,
+                           uint16_t port, uint16_t udp_port, uint32_t psn, uint8_t syndrome,
+                           TxBatch& out) {
   FrameSpec f;
   f.src = &src;
   f.dst = &dst;

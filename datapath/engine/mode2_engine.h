@@ -63,8 +63,8 @@ class Mode2Engine {
 
   void aggregate(GroupState& g, int child, const Item& it, const wire::PacketView& v, TxBatch& out);
   // To every child with a receiver of `it` (only_child -1: first time; -2: again), or to one.
-  void replicate(GroupState& g, const Item& it, uint8_t opcode, uint32_t immdt, const uint8_t* payload,
-                 uint16_t len, int only_child, TxBatch& out);
+  void replicate(GroupState& g, const Item& it, uint8_t opcode, uint32_t immdt,
+                 const uint8_t* payload, uint16_t len, int only_child, TxBatch& out);
   void send_up(GroupState& g, uint32_t gpsn, uint8_t opcode, uint32_t immdt, const uint8_t* payload,
                uint16_t len, TxBatch& out);
   void send_ack(GroupState& g, const Endpoint& src, const Endpoint& dst, uint16_t port,

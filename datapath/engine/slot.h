@@ -21,14 +21,14 @@ enum class SlotState : uint8_t {
 };
 
 struct Slot {
-  uint32_t psn = 0;         // the PSN it holds, or held last (kept when recycled)
-  bool used = false;        // held a PSN at least once
+  uint32_t psn = 0;   // the PSN it holds, or held last (kept when recycled)
+  bool used = false;  // held a PSN at least once
   SlotState state = SlotState::kEmpty;
-  bool control = false;     // the collective's control message
-  uint8_t opcode = 0;       // opcode every contribution carried
+  bool control = false;  // the collective's control message
+  uint8_t opcode = 0;    // opcode every contribution carried
   uint16_t payload_len = 0;
   uint16_t degree = 0;
-  uint64_t bitmap = 0;      // children that contributed
+  uint64_t bitmap = 0;  // children that contributed
   uint32_t immdt = 0;
   arith::DType dtype = arith::DType::kInt32;
   arith::ReduceOp op = arith::ReduceOp::kSum;
@@ -36,7 +36,7 @@ struct Slot {
 
 // The memory a group was granted: 2*MW slots with their payload areas.
 struct SlotRegion {
-  uint32_t nslots = 0;   // 2 * MW
+  uint32_t nslots = 0;  // 2 * MW
   uint16_t pmtu = 0;
   std::vector<Slot> meta;
   // nslots * pmtu/2 * 4 bytes: 4-byte accumulators (fp32 for the half types), starting on a

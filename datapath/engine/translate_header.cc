@@ -13,8 +13,8 @@ namespace epic::engine {
 namespace w = epic::wire;
 
 namespace {
-constexpr size_t kHeaders = w::eth::kHeaderLen + w::ipv4::kHeaderLen + w::udp::kHeaderLen +
-                            w::bth::kHeaderLen;
+constexpr size_t kHeaders =
+    w::eth::kHeaderLen + w::ipv4::kHeaderLen + w::udp::kHeaderLen + w::bth::kHeaderLen;
 }
 
 size_t frame_size(const FrameSpec& s) {

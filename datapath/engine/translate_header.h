@@ -30,8 +30,8 @@ struct FrameSpec {
   uint8_t opcode = 0;
   uint32_t psn = 0;
   bool ack_req = false;
-  uint32_t immdt = 0;          // when the opcode carries ImmDt
-  uint8_t aeth_syndrome = 0;   // when the opcode carries an AETH
+  uint32_t immdt = 0;         // when the opcode carries ImmDt
+  uint8_t aeth_syndrome = 0;  // when the opcode carries an AETH
   uint32_t aeth_msn = 0;
   const uint8_t* payload = nullptr;
   uint16_t payload_len = 0;

@@ -43,7 +43,8 @@ Setup make_setup(arith::DType t, uint16_t pmtu) {
   for (int c = 0; c < kFanIn; ++c) {
     e::ChildLink l;
     l.local = {sw_mac, 0x0AC80001, 0x1000u + static_cast<uint32_t>(c)};
-    l.remote = {{2, 0xAA, 0, 0, 0, static_cast<uint8_t>(c)}, 0x0A640000u + static_cast<uint32_t>(c),
+    l.remote = {{2, 0xAA, 0, 0, 0, static_cast<uint8_t>(c)},
+                0x0A640000u + static_cast<uint32_t>(c),
                 0x100u + static_cast<uint32_t>(c)};
     l.port = static_cast<uint16_t>(c);
     l.is_rank = true;
@@ -61,15 +62,21 @@ Setup make_setup(arith::DType t, uint16_t pmtu) {
         .ipv4(s.cfg.children[static_cast<size_t>(c)].remote.ipv4, 0x0AC80001);
   };
   for (int c = 0; c < kFanIn; ++c) {
-    auto b = base(c).bth(w::op::kSendOnlyImm, 0x1000u + static_cast<uint32_t>(c), 0).immdt(e::kControlImm);
+    auto b = base(c)
+                 .bth(w::op::kSendOnlyImm, 0x1000u + static_cast<uint32_t>(c), 0)
+                 .immdt(e::kControlImm);
     b.payload({ctrl, sizeof ctrl});
     s.frames.push_back(b.build());
   }
   s.control_frames = s.frames.size();
   for (uint32_t p = 0; p < kPsns; ++p) {
-    const uint8_t opcode = p == 0 ? w::op::kSendFirst : p + 1 == kPsns ? w::op::kSendLast : w::op::kSendMiddle;
+    const uint8_t opcode = p == 0           ? w::op::kSendFirst
+                           : p + 1 == kPsns ? w::op::kSendLast
+                                            : w::op::kSendMiddle;
     for (int c = 0; c < kFanIn; ++c) {
-      auto b = base(c).bth(opcode, 0x1000u + static_cast<uint32_t>(c), 1 + p).ack_req(opcode == w::op::kSendLast);
+      auto b = base(c)
+                   .bth(opcode, 0x1000u + static_cast<uint32_t>(c), 1 + p)
+                   .ack_req(opcode == w::op::kSendLast);
       b.payload_pattern(pmtu, static_cast<uint8_t>(p + static_cast<uint32_t>(c)));
       // keep floats finite: clear the top bit of each byte (no NaN/Inf patterns)
       for (auto& x : b.packet().payload) x &= 0x3F;
@@ -172,7 +179,8 @@ int main(int argc, char** argv) {
         fwd_v.push_back(static_cast<double>(rx.size()) * laps / t_fwd / 1e6);
         cp_v.push_back(static_cast<double>(frame_bytes) * laps / t_cp / 1e9);
       }
-      const auto agg = bench::summarize(agg_v), fwd = bench::summarize(fwd_v), cp = bench::summarize(cp_v);
+      const auto agg = bench::summarize(agg_v), fwd = bench::summarize(fwd_v),
+                 cp = bench::summarize(cp_v);
       const std::string extra = "\"dtype\":\"" + std::string(arith::to_string(t)) +
                                 "\",\"payload_bytes\":" + std::to_string(pmtu) + ",\"fan_in\":8,";
       bench::emit("engine", "mode2_aggregate", extra, agg, "Mpps", reps);

@@ -9,10 +9,10 @@
 namespace epic::harness {
 namespace {
 
-using engine::CollectiveDescriptor;
-using engine::CollectiveType;
 using arith::DType;
 using arith::ReduceOp;
+using engine::CollectiveDescriptor;
+using engine::CollectiveType;
 
 struct Plan {
   std::vector<CollectiveDescriptor> plan;
@@ -74,14 +74,21 @@ struct Case {
 // The matrix: primitive x dtype x op x size x tree x faults, results bit for bit.
 TEST(Mode2Primitives, MatrixOfPrimitivesTypesOpsSizesTreesAndFaults) {
   const std::vector<Case> cases = {
-      {{2}, {}},        {{5}, {}},        {{16}, {}},       {{2, 3}, {}},       {{2, 2, 2}, {}},
-      {{4}, {0.01}},    {{2, 3}, {0.01}}, {{2, 2, 2}, {0.01}},
-      {{4}, {0.05, 0.05, 0.2}},           {{3, 2}, {0.05, 0.05, 0.2}},
+      {{2}, {}},
+      {{5}, {}},
+      {{16}, {}},
+      {{2, 3}, {}},
+      {{2, 2, 2}, {}},
+      {{4}, {0.01}},
+      {{2, 3}, {0.01}},
+      {{2, 2, 2}, {0.01}},
+      {{4}, {0.05, 0.05, 0.2}},
+      {{3, 2}, {0.05, 0.05, 0.2}},
       {{2, 2, 2}, {0.05, 0.05, 0.2}},
   };
-  const std::vector<CollectiveType> types = {CollectiveType::kAllReduce, CollectiveType::kReduce,
-                                             CollectiveType::kBroadcast, CollectiveType::kReduceScatter,
-                                             CollectiveType::kAllGather};
+  const std::vector<CollectiveType> types = {
+      CollectiveType::kAllReduce, CollectiveType::kReduce, CollectiveType::kBroadcast,
+      CollectiveType::kReduceScatter, CollectiveType::kAllGather};
   const uint16_t pmtu = 256;
   int runs = 0, collectives = 0;
   for (const Case& c : cases) {
@@ -91,14 +98,18 @@ TEST(Mode2Primitives, MatrixOfPrimitivesTypesOpsSizesTreesAndFaults) {
         const uint32_t wb = static_cast<uint32_t>(arith::wire_bytes(t));
         const uint32_t per_packet = pmtu / wb;
         for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMin, ReduceOp::kMax}) {
-          const bool reduces = type != CollectiveType::kBroadcast && type != CollectiveType::kAllGather;
+          const bool reduces =
+              type != CollectiveType::kBroadcast && type != CollectiveType::kAllGather;
           if (!reduces && op != ReduceOp::kSum) continue;  // nothing to reduce: one op is enough
-          // sizes: 0 (AllReduce only), one element, one packet, MTU-1 and MTU+1 elements, 64 packets
-          std::vector<uint32_t> counts = {1, per_packet, per_packet - 1, per_packet + 1, 64 * per_packet};
+          // sizes: 0 (AllReduce only), one element, one packet, MTU-1 and MTU+1 elements, 64
+          // packets
+          std::vector<uint32_t> counts = {1, per_packet, per_packet - 1, per_packet + 1,
+                                          64 * per_packet};
           if (type == CollectiveType::kAllReduce) counts.insert(counts.begin(), 0);
           std::vector<CollectiveDescriptor> ds;
           for (uint32_t n : counts) {
-            ds.push_back({type, t, op, static_cast<uint16_t>((runs + n) % static_cast<uint32_t>(R)), n});
+            ds.push_back(
+                {type, t, op, static_cast<uint16_t>((runs + n) % static_cast<uint32_t>(R)), n});
           }
           ds.push_back({CollectiveType::kBarrier, t, op, 0, 0});
           HarnessConfig cfg;
@@ -109,16 +120,18 @@ TEST(Mode2Primitives, MatrixOfPrimitivesTypesOpsSizesTreesAndFaults) {
           collectives += static_cast<int>(ds.size());
           const Plan p = make_plan(ds, R, cfg.seed);
           const RunResult r = run(cfg, p.plan, p.inputs);
-          ASSERT_TRUE(r.ok) << "tree " << ::testing::PrintToString(c.shape) << " loss " << c.faults.loss
-                            << " " << engine::to_string(type) << " " << arith::to_string(t) << " "
-                            << arith::to_string(op) << ": " << r.failure;
+          ASSERT_TRUE(r.ok) << "tree " << ::testing::PrintToString(c.shape) << " loss "
+                            << c.faults.loss << " " << engine::to_string(type) << " "
+                            << arith::to_string(t) << " " << arith::to_string(op) << ": "
+                            << r.failure;
         }
       }
     }
   }
-  std::printf("matrix: %d runs, %d collectives (%zu tree/fault cases x 5 primitives x 4 dtypes x "
-              "ops, 5-6 sizes each, a Barrier after each run)\n",
-              runs, collectives, cases.size());
+  std::printf(
+      "matrix: %d runs, %d collectives (%zu tree/fault cases x 5 primitives x 4 dtypes x "
+      "ops, 5-6 sizes each, a Barrier after each run)\n",
+      runs, collectives, cases.size());
 }
 
 TEST(Mode2AllReduce, OneMebibyteFp32AcrossTwoLevelsWithLoss) {

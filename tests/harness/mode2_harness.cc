@@ -43,12 +43,12 @@ struct Switch {
 
 struct Rank {
   std::unique_ptr<s::RcQp> qp;
-  size_t k = 0;          // collective in progress
+  size_t k = 0;  // collective in progress
   bool posted = false;
-  int pending = 0;       // receives still expected for collective k
+  int pending = 0;  // receives still expected for collective k
   bool ctrl_done = false;
-  uint32_t data_done = 0;   // result messages received in collective k
-  bool deferred = false;    // one-source data still to send
+  uint32_t data_done = 0;  // result messages received in collective k
+  bool deferred = false;   // one-source data still to send
   // Control messages sent, one per collective: a send buffer must stay valid until its
   // completion, and a rank may move on before its uploads are acknowledged.
   std::vector<std::array<uint8_t, e::kControlPayloadBytes>> ctrl_out;
@@ -127,8 +127,8 @@ class Network {
         S.config.children.push_back(cl);  // remote filled in after the child switch exists
         const int child_sw = build(level + 1, sw, c);
         Switch& S2 = *switches_[static_cast<size_t>(sw)];  // switches_ may have grown
-        S2.config.children[static_cast<size_t>(c)].rank_count =
-            static_cast<uint16_t>(ranks_.size() - S2.config.children[static_cast<size_t>(c)].first_rank);
+        S2.config.children[static_cast<size_t>(c)].rank_count = static_cast<uint16_t>(
+            ranks_.size() - S2.config.children[static_cast<size_t>(c)].first_rank);
         S2.config.children[static_cast<size_t>(c)].remote = {
             switches_[static_cast<size_t>(child_sw)]->self.mac,
             switches_[static_cast<size_t>(child_sw)]->self.ipv4, kParentQp};
@@ -166,7 +166,9 @@ class Network {
   bool uni(double p) { return p > 0 && std::uniform_real_distribution<>(0, 1)(rng_) < p; }
 
   struct KeyLess {
-    bool operator()(const std::pair<int, int>& a, const std::pair<int, int>& b) const { return a < b; }
+    bool operator()(const std::pair<int, int>& a, const std::pair<int, int>& b) const {
+      return a < b;
+    }
   };
 
   const HarnessConfig& cfg_;
@@ -186,7 +188,8 @@ std::vector<uint8_t> reference(const e::CollectiveDescriptor& d,
   std::vector<uint8_t> outb(n * arith::wire_bytes(d.dtype));
   if (n == 0) return outb;
   arith::reference::load(d.dtype, acc.data(), in[0].data(), n);
-  for (size_t r = 1; r < in.size(); ++r) arith::reference::combine(d.dtype, d.op, acc.data(), in[r].data(), n);
+  for (size_t r = 1; r < in.size(); ++r)
+    arith::reference::combine(d.dtype, d.op, acc.data(), in[r].data(), n);
   arith::reference::store(d.dtype, outb.data(), acc.data(), n);
   return outb;
 }
@@ -259,10 +262,12 @@ RunResult run(const HarnessConfig& cfg, const std::vector<e::CollectiveDescripto
     const e::CollectiveShape sh = e::shape_of(d, static_cast<uint16_t>(R), cfg.pmtu);
     const uint32_t chunk = sh.chunk_bytes;
     const std::vector<uint8_t>& in = inputs[rk.k][r];
-    const uint32_t nsend = sh.n_data == 0 ? 0 : sh.send_count(static_cast<uint16_t>(r)) / sh.chunk_packets;
+    const uint32_t nsend =
+        sh.n_data == 0 ? 0 : sh.send_count(static_cast<uint16_t>(r)) / sh.chunk_packets;
     bool ok = true;
     for (uint32_t m = 0; m < nsend; ++m) {
-      const uint8_t* src = in.data() + (d.type == e::CollectiveType::kReduceScatter ? size_t{m} * chunk : 0);
+      const uint8_t* src =
+          in.data() + (d.type == e::CollectiveType::kReduceScatter ? size_t{m} * chunk : 0);
       ok &= rk.qp->post_send({(uint64_t{rk.k} << 16) + 1 + m, s::SendOp::kSend, src, chunk});
     }
     return ok;
@@ -292,9 +297,10 @@ RunResult run(const HarnessConfig& cfg, const std::vector<e::CollectiveDescripto
     e::encode_control(d, rk.ctrl_out[rk.k].data());
     rk.pending = 1 + static_cast<int>(nrecv);
     bool ok = rk.qp->post_recv({base, rk.ctrl_in.data(), e::kControlPayloadBytes});
-    for (uint32_t m = 0; m < nrecv; ++m) ok &= rk.qp->post_recv({base + 1 + m, rk.data_in[m].data(), chunk});
-    ok &= rk.qp->post_send({base, s::SendOp::kSendWithImm, rk.ctrl_out[rk.k].data(), e::kControlPayloadBytes,
-                            e::kControlImm});
+    for (uint32_t m = 0; m < nrecv; ++m)
+      ok &= rk.qp->post_recv({base + 1 + m, rk.data_in[m].data(), chunk});
+    ok &= rk.qp->post_send({base, s::SendOp::kSendWithImm, rk.ctrl_out[rk.k].data(),
+                            e::kControlPayloadBytes, e::kControlImm});
     // Data messages it sends: one per chunk it is a source of. A one-source packet (Broadcast,
     // AllGather) is sent only once the receivers are ready for it, or they would drop it as
     // out of sequence: after the control result (every rank has finished the previous
@@ -323,8 +329,8 @@ RunResult run(const HarnessConfig& cfg, const std::vector<e::CollectiveDescripto
       while (auto f = rk.qp->pop_tx(net.now_)) net.transmit({net.rank_node(r), 0}, std::move(*f));
       while (auto c = rk.qp->poll_cq()) {
         if (c->status != s::WcStatus::kSuccess) {
-          why = "rank " + std::to_string(r) + ": completion " + std::string(s::to_string(c->status)) +
-                " for wr " + std::to_string(c->wr_id);
+          why = "rank " + std::to_string(r) + ": completion " +
+                std::string(s::to_string(c->status)) + " for wr " + std::to_string(c->wr_id);
           break;
         }
         if (c->opcode != s::WcOpcode::kRecv) continue;
@@ -338,9 +344,11 @@ RunResult run(const HarnessConfig& cfg, const std::vector<e::CollectiveDescripto
         if (m == 0) {
           uint8_t want[e::kControlPayloadBytes];
           e::encode_control(plan[k], want);
-          if (!c->with_imm || c->imm_data != e::kControlImm || c->byte_len != e::kControlPayloadBytes ||
+          if (!c->with_imm || c->imm_data != e::kControlImm ||
+              c->byte_len != e::kControlPayloadBytes ||
               std::memcmp(want, rk.ctrl_in.data(), e::kControlPayloadBytes) != 0) {
-            why = "rank " + std::to_string(r) + ": wrong control result for collective " + std::to_string(k);
+            why = "rank " + std::to_string(r) + ": wrong control result for collective " +
+                  std::to_string(k);
           }
         } else if (c->byte_len != rk.data_in[m - 1].size()) {
           why = "rank " + std::to_string(r) + ": result length " + std::to_string(c->byte_len);

@@ -20,9 +20,9 @@
 namespace epic::harness {
 
 struct Faults {
-  double loss = 0;      // per frame, on every link, both directions
+  double loss = 0;  // per frame, on every link, both directions
   double duplicate = 0;
-  double reorder = 0;   // probability a frame takes an extra random delay
+  double reorder = 0;  // probability a frame takes an extra random delay
   friend bool operator==(const Faults&, const Faults&) = default;
 };
 
@@ -44,7 +44,7 @@ struct RunResult {
   uint64_t virtual_ns = 0;
   engine::EngineCounters switches;  // summed over all switches
   std::vector<engine::EngineCounters> per_switch;
-  soft::QpCounters ranks;           // summed over all ranks
+  soft::QpCounters ranks;  // summed over all ranks
   size_t ranks_count = 0;
 };
 

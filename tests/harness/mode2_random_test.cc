@@ -65,9 +65,9 @@ TEST(Mode2Random, ThousandSeedsOfAllSixPrimitivesInterleaved) {
     collectives += plan.size();
     packets_resent += r.switches.results_resent;
     if (!r.ok && ++failures <= 5) {
-      ADD_FAILURE() << "seed " << seed << " tree " << ::testing::PrintToString(cfg.shape)
-                    << " MW " << cfg.window << " pmtu " << cfg.pmtu << " loss " << cfg.faults.loss
-                    << ": " << r.failure << " [busy " << r.switches.upward_slot_busy << ", stale "
+      ADD_FAILURE() << "seed " << seed << " tree " << ::testing::PrintToString(cfg.shape) << " MW "
+                    << cfg.window << " pmtu " << cfg.pmtu << " loss " << cfg.faults.loss << ": "
+                    << r.failure << " [busy " << r.switches.upward_slot_busy << ", stale "
                     << r.switches.upward_stale << ", retransmits " << r.ranks.tx_retransmits
                     << ", timeouts " << r.ranks.timeouts << "]";
     }

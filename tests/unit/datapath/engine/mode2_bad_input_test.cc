@@ -35,8 +35,8 @@ GroupConfig group(uint32_t qp_base) {
   return cfg;
 }
 
-std::vector<uint8_t> frame(uint32_t dest_qp, uint8_t opcode, uint32_t psn, std::vector<uint8_t> payload,
-                           uint32_t imm = 0) {
+std::vector<uint8_t> frame(uint32_t dest_qp, uint8_t opcode, uint32_t psn,
+                           std::vector<uint8_t> payload, uint32_t imm = 0) {
   auto b = w::PacketBuilder().eth(kSwitchMac, {2, 0xAA, 0, 0, 0, 0}).ipv4(0x0A640000, kSwitchIp);
   b.bth(opcode, dest_qp, psn).immdt(imm).payload(payload);
   return b.build();
@@ -54,7 +54,8 @@ TEST(Mode2BadInput, EachReasonCountedAndOtherGroupsUntouched) {
   engine.install_group(group(0x1000), &slots_a);
   engine.install_group(group(0x2000), &slots_b);
   // Group B has real state: rank 0's control message and first data packet.
-  const CollectiveDescriptor d{CollectiveType::kAllReduce, arith::DType::kInt32, arith::ReduceOp::kSum, 0, 64};
+  const CollectiveDescriptor d{CollectiveType::kAllReduce, arith::DType::kInt32,
+                               arith::ReduceOp::kSum, 0, 64};
   TxBatch tx;
   auto feed = [&](const std::vector<uint8_t>& f) {
     const RxFrame rx{f.data(), static_cast<uint16_t>(f.size()), 0};
@@ -67,17 +68,19 @@ TEST(Mode2BadInput, EachReasonCountedAndOtherGroupsUntouched) {
   const EngineCounters before = engine.counters();
 
   std::vector<uint8_t> garbage(60, 0xAB);
-  feed(garbage);                                                                    // drop_parse
-  feed(frame(0x1777, w::op::kSendOnly, 100, std::vector<uint8_t>(8)));              // no route
-  feed(frame(0x1000, w::op::kSendOnly, 101, std::vector<uint8_t>(256)));            // data before control
-  feed(frame(0x1000, w::op::kSendOnly, 100 + 5000, std::vector<uint8_t>(256)));     // far outside
-  feed(frame(0x1000, w::op::kSendOnlyImm, 100, std::vector<uint8_t>(16, 1), kControlImm));  // bad control
-  feed(frame(0x1000, w::op::kWriteOnly, 100, std::vector<uint8_t>(16)));            // unsupported opcode
-  feed(frame(0x1000, w::op::kSendOnlyImm, 100, control(d), kControlImm));           // valid control
-  feed(frame(0x1000, w::op::kSendOnly, 101, std::vector<uint8_t>(100)));            // wrong length
-  feed(frame(0x1001, w::op::kSendOnlyImm, 100, control({CollectiveType::kAllReduce, arith::DType::kFp32,
-                                                        arith::ReduceOp::kSum, 0, 64}),
-             kControlImm));                                                          // disagreeing control
+  feed(garbage);                                                          // drop_parse
+  feed(frame(0x1777, w::op::kSendOnly, 100, std::vector<uint8_t>(8)));    // no route
+  feed(frame(0x1000, w::op::kSendOnly, 101, std::vector<uint8_t>(256)));  // data before control
+  feed(frame(0x1000, w::op::kSendOnly, 100 + 5000, std::vector<uint8_t>(256)));  // far outside
+  feed(frame(0x1000, w::op::kSendOnlyImm, 100, std::vector<uint8_t>(16, 1),
+             kControlImm));                                                // bad control
+  feed(frame(0x1000, w::op::kWriteOnly, 100, std::vector<uint8_t>(16)));   // unsupported opcode
+  feed(frame(0x1000, w::op::kSendOnlyImm, 100, control(d), kControlImm));  // valid control
+  feed(frame(0x1000, w::op::kSendOnly, 101, std::vector<uint8_t>(100)));   // wrong length
+  feed(frame(
+      0x1001, w::op::kSendOnlyImm, 100,
+      control({CollectiveType::kAllReduce, arith::DType::kFp32, arith::ReduceOp::kSum, 0, 64}),
+      kControlImm));  // disagreeing control
   const EngineCounters& c = engine.counters();
   EXPECT_EQ(c.drop_parse - before.drop_parse, 1u);
   EXPECT_EQ(c.drop_no_route - before.drop_no_route, 1u);
