@@ -142,28 +142,31 @@ static const CollectiveRecord* find_record(const GroupState& g, Fn&& match) {
 }
 
 Mode2Engine::Item Mode2Engine::locate_send(const GroupState& g, int child, uint32_t psn) const {
-  const ChildLink& link = g.config->children[static_cast<size_t>(child)];
-  if (!link.is_rank) return locate_group(g, psn);
-  const size_t c = static_cast<size_t>(child);
-  const CollectiveRecord* rec = find_record(g, [&](const CollectiveRecord& r) {
-    return w::psn_in_window(psn, r.send_ctrl[c], 1 + r.shape.send_count(link.first_rank));
-  });
-  if (rec == nullptr) return {};
-  const uint32_t off = (psn - rec->send_ctrl[c]) & w::kPsnMask;
-  if (off == 0) return {rec, true, 0};
-  return {rec, false, rec->shape.send_item(link.first_rank, off - 1)};
+  if (!g.config->children[static_cast<size_t>(child)].is_rank) return locate_group(g, psn);
+  return locate_rank(g, child, psn, true);
 }
 
 Mode2Engine::Item Mode2Engine::locate_recv(const GroupState& g, int child, uint32_t psn) const {
-  const ChildLink& link = g.config->children[static_cast<size_t>(child)];
+  return locate_rank(g, child, psn, false);
+}
+
+// The collective and packet at `psn` of a child's send (or receive) sequence.
+Mode2Engine::Item Mode2Engine::locate_rank(const GroupState& g, int child, uint32_t psn,
+                                           bool send) const {
+  const uint16_t rank = g.config->children[static_cast<size_t>(child)].first_rank;
   const size_t c = static_cast<size_t>(child);
+  const auto start = [&](const CollectiveRecord& r) {
+    return send ? r.send_ctrl[c] : r.recv_ctrl[c];
+  };
   const CollectiveRecord* rec = find_record(g, [&](const CollectiveRecord& r) {
-    return w::psn_in_window(psn, r.recv_ctrl[c], 1 + r.shape.recv_count(link.first_rank));
+    const uint32_t n = send ? r.shape.send_count(rank) : r.shape.recv_count(rank);
+    return w::psn_in_window(psn, start(r), 1 + n);
   });
   if (rec == nullptr) return {};
-  const uint32_t off = (psn - rec->recv_ctrl[c]) & w::kPsnMask;
+  const uint32_t off = (psn - start(*rec)) & w::kPsnMask;
   if (off == 0) return {rec, true, 0};
-  return {rec, false, rec->shape.recv_item(link.first_rank, off - 1)};
+  return {rec, false,
+          send ? rec->shape.send_item(rank, off - 1) : rec->shape.recv_item(rank, off - 1)};
 }
 
 Mode2Engine::Item Mode2Engine::locate_group(const GroupState& g, uint32_t gpsn) const {

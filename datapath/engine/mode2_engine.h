@@ -55,6 +55,7 @@ class Mode2Engine {
 
   Item locate_send(const GroupState& g, int child, uint32_t psn) const;
   Item locate_recv(const GroupState& g, int child, uint32_t psn) const;
+  Item locate_rank(const GroupState& g, int child, uint32_t psn, bool send) const;
   Item locate_group(const GroupState& g, uint32_t gpsn) const;
   const CollectiveRecord* create_record(GroupState& g, const CollectiveDescriptor& d);
   bool child_sends(const GroupState& g, int child, const Item& it) const;
