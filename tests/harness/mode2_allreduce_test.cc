@@ -134,13 +134,21 @@ TEST(Mode2Primitives, MatrixOfPrimitivesTypesOpsSizesTreesAndFaults) {
       runs, collectives, cases.size());
 }
 
-TEST(Mode2AllReduce, OneMebibyteFp32AcrossTwoLevelsWithLoss) {
+// 1 MiB per rank for every primitive (ReduceScatter/AllGather: 1 MiB in all), two levels, loss.
+TEST(Mode2Primitives, OneMebibyteEveryPrimitiveAcrossTwoLevelsWithLoss) {
   HarnessConfig cfg;
   cfg.shape = {2, 2};
   cfg.pmtu = 1024;
   cfg.window = 64;
   cfg.faults = {0.01, 0.01, 0.1};
-  const Plan p = make_plan({allreduce(DType::kFp32, ReduceOp::kSum, (1u << 20) / 4)}, 4, 11);
+  const uint32_t mib = (1u << 20) / 4;  // fp32 elements
+  const std::vector<CollectiveDescriptor> ds = {
+      allreduce(DType::kFp32, ReduceOp::kSum, mib),
+      {CollectiveType::kReduce, DType::kFp32, ReduceOp::kSum, 3, mib},
+      {CollectiveType::kBroadcast, DType::kFp32, ReduceOp::kSum, 1, mib},
+      {CollectiveType::kReduceScatter, DType::kFp32, ReduceOp::kMax, 0, mib / 4},
+      {CollectiveType::kAllGather, DType::kFp32, ReduceOp::kSum, 0, mib / 4}};
+  const Plan p = make_plan(ds, 4, 11);
   const RunResult r = run(cfg, p.plan, p.inputs);
   ASSERT_TRUE(r.ok) << r.failure;
 }
