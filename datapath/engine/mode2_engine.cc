@@ -499,9 +499,7 @@ void Mode2Engine::replicate(GroupState& g, const Item& it, uint8_t opcode, uint3
     f.immdt = immdt;
     f.payload = payload;
     f.payload_len = len;
-    uint8_t* buf = out.reserve(frame_size(f));
-    out.commit(link.port, build_frame(buf, frame_size(f), f));
-    ++counters_.tx_frames;
+    emit(link.port, f, out);
     if (only_child == -1) ++counters_.results_replicated;
   }
 }
@@ -518,9 +516,7 @@ void Mode2Engine::send_up(GroupState& g, uint32_t gpsn, uint8_t opcode, uint32_t
   f.immdt = immdt;
   f.payload = payload;
   f.payload_len = len;
-  uint8_t* buf = out.reserve(frame_size(f));
-  out.commit(link.port, build_frame(buf, frame_size(f), f));
-  ++counters_.tx_frames;
+  emit(link.port, f, out);
 }
 
 void Mode2Engine::send_ack(GroupState& /*g*/, const Endpoint& src, const Endpoint& dst,
@@ -533,8 +529,12 @@ void Mode2Engine::send_ack(GroupState& /*g*/, const Endpoint& src, const Endpoin
   f.opcode = w::op::kAck;
   f.psn = psn;
   f.aeth_syndrome = syndrome;
-  uint8_t* buf = out.reserve(frame_size(f));
-  out.commit(port, build_frame(buf, frame_size(f), f));
+  emit(port, f, out);
+}
+
+void Mode2Engine::emit(uint16_t port, const FrameSpec& f, TxBatch& out) {
+  const size_t n = frame_size(f);
+  out.commit(port, build_frame(out.reserve(n), n, f));
   ++counters_.tx_frames;
 }
 

@@ -68,6 +68,7 @@ class Mode2Engine {
                  const uint8_t* payload, uint16_t len, int only_child, TxBatch& out);
   void send_up(GroupState& g, uint32_t gpsn, uint8_t opcode, uint32_t immdt, const uint8_t* payload,
                uint16_t len, TxBatch& out);
+  void emit(uint16_t port, const FrameSpec& f, TxBatch& out);  // TranslateHeader into the batch
   void send_ack(GroupState& g, const Endpoint& src, const Endpoint& dst, uint16_t port,
                 uint16_t udp_port, uint32_t psn, uint8_t syndrome, TxBatch& out);
 
