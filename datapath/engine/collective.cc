@@ -37,11 +37,17 @@ std::optional<CollectiveDescriptor> decode_control(const uint8_t* p, size_t len)
   uint32_t magic;
   std::memcpy(&magic, p, 4);
   if (magic != kControlMagic) return std::nullopt;
-  if (p[4] < 1 || p[4] > 6 || p[5] > 3 || p[6] > 2) return std::nullopt;
+  // Codes come from the network: arith validates its own, we validate the collective type.
+  const auto dtype = arith::dtype_from_code(p[5]);
+  const auto op = arith::reduce_op_from_code(p[6]);
+  if (p[4] < static_cast<uint8_t>(CollectiveType::kAllReduce) ||
+      p[4] > static_cast<uint8_t>(CollectiveType::kAllGather) || !dtype || !op) {
+    return std::nullopt;
+  }
   CollectiveDescriptor d;
   d.type = static_cast<CollectiveType>(p[4]);
-  d.dtype = static_cast<arith::DType>(p[5]);
-  d.op = static_cast<arith::ReduceOp>(p[6]);
+  d.dtype = *dtype;
+  d.op = *op;
   std::memcpy(&d.root, p + 8, 2);
   std::memcpy(&d.count, p + 12, 4);
   return d;

@@ -1,4 +1,4 @@
-// Mode-II AllReduce and Barrier through the deterministic harness: soft RC
+// Mode-II collectives through the deterministic harness: soft RC
 // ranks and Mode-II switches, single switch and multi-level trees, lossless
 // and with seeded loss/reorder/duplication; results bit for bit against
 // arith::reference and EPIC's counter identities.
