@@ -16,6 +16,8 @@ PKGS=(
   # chosen libraries (DEVELOPERS.md): DPDK, rdma-core, Boost.Asio, protobuf, gRPC
   dpdk dpdk-dev libdpdk-dev libibverbs-dev rdma-core libboost-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  # incd: config (YAML onto protobuf), logging, CLI, Prometheus metrics (docs/dependencies.md)
+  libyaml-cpp-dev nlohmann-json3-dev libspdlog-dev libcli11-dev prometheus-cpp-dev
   # CRC baselines for the ICRC benchmark
   zlib1g-dev libisal-dev
   # model checking (Promela)

@@ -29,6 +29,7 @@ struct ChildLink {
   uint16_t first_rank = 0;  // ranks below this child: [first_rank, first_rank + rank_count)
   uint16_t rank_count = 1;
   uint16_t udp_src_port = 0xC000;
+  friend bool operator==(const ChildLink&, const ChildLink&) = default;
 };
 
 struct ParentLink {
@@ -36,6 +37,7 @@ struct ParentLink {
   Endpoint local;
   uint16_t port = 0;
   uint16_t udp_src_port = 0xC000;
+  friend bool operator==(const ParentLink&, const ParentLink&) = default;
 };
 
 // Immutable description of a group at this switch (built by the control plane).
@@ -47,6 +49,7 @@ struct GroupConfig {
   uint32_t initial_psn = 0;          // common to every rank of the group
   uint32_t window = 16;              // MW: the ranks' outstanding-packet window (power of two)
   uint16_t pmtu = 1024;
+  friend bool operator==(const GroupConfig&, const GroupConfig&) = default;
 };
 
 // One announced collective, and where it sits in every child's PSN spaces. Rank children
@@ -58,8 +61,26 @@ struct CollectiveRecord {
   std::array<uint32_t, kMaxChildren> recv_ctrl{};  // child's receive PSN of the control result
 };
 
+// Per-group telemetry (the engine-wide EngineCounters say why frames were dropped; these say
+// how each group is doing). Read by the worker that owns the group.
+struct GroupStats {
+  uint64_t rx_frames = 0;        // frames routed to this group (any disposition)
+  uint64_t upward_accepted = 0;  // contributions and one-source packets taken from children
+  uint64_t retransmissions = 0;  // contributions a child had already sent (duplicate or done)
+  uint64_t aggregations_completed = 0;
+  uint64_t downward_accepted = 0;  // results from the parent
+  uint64_t results_replicated = 0;
+  uint64_t acks_from_ranks = 0;
+  uint64_t dropped = 0;  // routed here but refused (before control, unknown PSN, inconsistent...)
+  // Moves whenever the group makes progress; a stall detector compares it over time.
+  uint64_t progress() const {
+    return upward_accepted + aggregations_completed + downward_accepted + acks_from_ranks;
+  }
+};
+
 struct GroupState {
   const GroupConfig* config = nullptr;
+  GroupStats stats;
   SlotRegion* slots = nullptr;  // granted slot memory (2*MW slots)
   // Recent collectives, newest at (collectives-1) % history.size().
   std::vector<CollectiveRecord> history;

@@ -23,6 +23,7 @@ bool is_rnr(uint8_t s) { return (s >> 5) == 1; }
 
 void Mode2Engine::rank_ack(GroupState& g, int child, const w::PacketView& v, TxBatch& out) {
   ++counters_.acks_reflected;
+  ++g.stats.acks_from_ranks;
   const size_t c = static_cast<size_t>(child);
   const ChildLink& link = g.config->children[c];
   const uint8_t syndrome = v.aeth().syndrome;

@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <stdexcept>
+#include <string>
 
 #include "datapath/arith/accumulate.h"
 #include "datapath/wire/opcode.h"
@@ -52,6 +53,17 @@ void Mode2Engine::install_group(const GroupConfig& config, SlotRegion* slots) {
   if (slots == nullptr || slots->nslots != 2 * config.window || slots->pmtu != config.pmtu) {
     throw std::invalid_argument("slot region must hold 2*MW slots of the group's path MTU");
   }
+  for (const auto& installed : configs_) {
+    if (installed->group_id == config.group_id)
+      throw std::invalid_argument("group " + std::to_string(config.group_id) +
+                                  " is already installed");
+  }
+  for (const ChildLink& c : config.children) {
+    if (lookup_.find(c.local.ipv4, c.local.qpn) != nullptr)
+      throw std::invalid_argument("a child's local (IP, QPN) is already an endpoint here");
+  }
+  if (config.parent && lookup_.find(config.parent->local.ipv4, config.parent->local.qpn))
+    throw std::invalid_argument("the parent edge's local (IP, QPN) is already an endpoint here");
   auto cfg = std::make_unique<GroupConfig>(config);
   auto st = std::make_unique<GroupState>();
   st->config = cfg.get();
@@ -74,6 +86,19 @@ void Mode2Engine::install_group(const GroupConfig& config, SlotRegion* slots) {
   groups_.push_back(std::move(st));
 }
 
+bool Mode2Engine::remove_group(uint32_t group_id) {
+  for (size_t i = 0; i < groups_.size(); ++i) {
+    const GroupConfig& cfg = *configs_[i];
+    if (cfg.group_id != group_id) continue;
+    for (const ChildLink& c : cfg.children) lookup_.erase(c.local.ipv4, c.local.qpn);
+    if (cfg.parent) lookup_.erase(cfg.parent->local.ipv4, cfg.parent->local.qpn);
+    groups_.erase(groups_.begin() + static_cast<long>(i));
+    configs_.erase(configs_.begin() + static_cast<long>(i));
+    return true;
+  }
+  return false;
+}
+
 void Mode2Engine::process(const RxFrame* frames, size_t n, TxBatch& out) {
   for (size_t i = 0; i < n; ++i) {
     ++counters_.rx_frames;
@@ -90,6 +115,7 @@ void Mode2Engine::process(const RxFrame* frames, size_t n, TxBatch& out) {
       continue;
     }
     GroupState& g = *route->group;
+    ++g.stats.rx_frames;
     const w::OpcodeInfo& op = *v.op;
     if (op.kind == w::OpKind::kAck) {
       if (route->child < 0) {
@@ -124,6 +150,7 @@ void Mode2Engine::process(const RxFrame* frames, size_t n, TxBatch& out) {
       }
     } else {
       ++counters_.drop_unsupported;
+      ++g.stats.dropped;
     }
   }
 }
@@ -232,10 +259,12 @@ void Mode2Engine::upward(GroupState& g, int child, const w::PacketView& v, TxBat
     if (psn != g.next_send_ctrl[c]) {
       ++(w::psn_gt(psn, g.next_send_ctrl[c]) ? counters_.drop_data_before_control
                                              : counters_.drop_unknown_psn);
+      ++g.stats.dropped;
       return;
     }
     if (!control) {
       ++counters_.drop_data_before_control;
+      ++g.stats.dropped;
       return;
     }
     const auto d = decode_control(v.payload(), v.data_len());
@@ -245,29 +274,34 @@ void Mode2Engine::upward(GroupState& g, int child, const w::PacketView& v, TxBat
         ((d->type == CollectiveType::kReduce || d->type == CollectiveType::kBroadcast) &&
          d->root >= cfg.num_ranks)) {
       ++counters_.drop_bad_control;
+      ++g.stats.dropped;
       return;
     }
     it = {create_record(g, *d), true, 0};
   }
   if (control != it.control) {
     ++counters_.drop_inconsistent;
+    ++g.stats.dropped;
     return;
   }
   if (control) {
     const auto d = decode_control(v.payload(), v.data_len());
     if (!d || !(*d == it.record->shape.desc)) {
       ++counters_.drop_bad_control;
+      ++g.stats.dropped;
       return;
     }
   } else if (v.data_len() != it.record->shape.payload_len(it.j) || v.op->has(w::kExtImmDt) ||
              !child_sends(g, child, it)) {
     ++counters_.drop_inconsistent;
+    ++g.stats.dropped;
     return;
   }
   const uint32_t gpsn = it.gpsn();
   // Every receiver has acknowledged this packet: the sender lost our ACK. Say it again.
   if (!w::psn_gt(gpsn, g.global_frontier)) {
     ++counters_.upward_done;
+    ++g.stats.retransmissions;
     if (cfg.children[c].is_rank) {
       ack_rank_uploads(g, child, true, out);
     } else {
@@ -281,6 +315,7 @@ void Mode2Engine::upward(GroupState& g, int child, const w::PacketView& v, TxBat
     // One source (Broadcast, AllGather): nothing to aggregate, no slot. Up toward the root, or
     // at the root down to every child with a receiver; a retransmission simply travels again.
     ++counters_.upward_accepted;
+    ++g.stats.upward_accepted;
     const ChildLink& l = cfg.children[c];
     if (l.is_rank) {
       // A retransmission of the source's oldest upload means a receiver lost it. Forward it, and
@@ -330,6 +365,7 @@ void Mode2Engine::aggregate(GroupState& g, int child, const Item& it, const w::P
   const uint64_t bit = uint64_t{1} << child;
   if (s.bitmap & bit) {
     ++counters_.upward_duplicate;
+    ++g.stats.retransmissions;
     // Someone below retransmits: repeat the frontiers it may be waiting for.
     const ChildLink& l = cfg.children[static_cast<size_t>(child)];
     if (!l.is_rank) {
@@ -369,6 +405,7 @@ void Mode2Engine::aggregate(GroupState& g, int child, const Item& it, const w::P
   }
   if (v.opcode() != s.opcode || v.data_len() != s.payload_len) {
     ++counters_.drop_inconsistent;
+    ++g.stats.dropped;
     return;
   }
   // AggregateData.
@@ -385,9 +422,11 @@ void Mode2Engine::aggregate(GroupState& g, int child, const Item& it, const w::P
   s.bitmap |= bit;
   ++s.degree;
   ++counters_.upward_accepted;
+  ++g.stats.upward_accepted;
   if (s.degree < fan_in(g, it)) return;
 
   ++counters_.aggregations_completed;
+  ++g.stats.aggregations_completed;
   if (!s.control) {
     arith::store(s.dtype, region.result_of(i), region.accum_of(i),
                  s.payload_len / arith::wire_bytes(s.dtype));
@@ -431,11 +470,13 @@ void Mode2Engine::downward(GroupState& g, const w::PacketView& v, TxBatch& out) 
   const Item it = locate_group(g, gpsn);
   if (it.record == nullptr) {
     ++counters_.drop_unknown_psn;
+    ++g.stats.dropped;
     return;
   }
   if (it.control != is_control(v) ||
       (!it.control && v.data_len() != it.record->shape.payload_len(it.j))) {
     ++counters_.drop_inconsistent;
+    ++g.stats.dropped;
     return;
   }
   if (!w::psn_gt(gpsn, g.global_frontier)) {
@@ -444,6 +485,7 @@ void Mode2Engine::downward(GroupState& g, const w::PacketView& v, TxBatch& out) 
   }
   if (!it.control && !it.record->shape.multi_source()) {
     ++counters_.downward_accepted;
+    ++g.stats.downward_accepted;
     replicate(g, it, v.opcode(), 0, v.payload(), v.data_len(), -1, out);
     return;
   }
@@ -457,6 +499,7 @@ void Mode2Engine::downward(GroupState& g, const w::PacketView& v, TxBatch& out) 
   }
   if (v.opcode() != s.opcode || v.data_len() != s.payload_len) {
     ++counters_.drop_inconsistent;
+    ++g.stats.dropped;
     return;
   }
   if (s.state == SlotState::kComplete) {
@@ -466,6 +509,7 @@ void Mode2Engine::downward(GroupState& g, const w::PacketView& v, TxBatch& out) 
     return;
   }
   ++counters_.downward_accepted;
+  ++g.stats.downward_accepted;
   std::memcpy(region.result_of(i), v.payload(), s.payload_len);
   s.state = SlotState::kComplete;
   replicate(g, it, s.opcode, s.immdt, region.result_of(i), s.payload_len, -1, out);
@@ -500,7 +544,10 @@ void Mode2Engine::replicate(GroupState& g, const Item& it, uint8_t opcode, uint3
     f.payload = payload;
     f.payload_len = len;
     emit(link.port, f, out);
-    if (only_child == -1) ++counters_.results_replicated;
+    if (only_child == -1) {
+      ++counters_.results_replicated;
+      ++g.stats.results_replicated;
+    }
   }
 }
 

@@ -38,7 +38,14 @@ class Mode2Engine {
   // Throws std::invalid_argument for a malformed configuration.
   void install_group(const GroupConfig& config, SlotRegion* slots);
 
+  // Uninstalls a group (its routes and state; the slot region goes back to the caller).
+  // Returns false if no such group is installed.
+  bool remove_group(uint32_t group_id);
+
   void process(const RxFrame* frames, size_t n, TxBatch& out);
+
+  // Installed groups, for telemetry by the owning worker.
+  const std::vector<std::unique_ptr<GroupState>>& groups() const { return groups_; }
 
   const EngineCounters& counters() const { return counters_; }
 

@@ -30,6 +30,8 @@ class TxBatch {
     arena_.resize(pending_ + len);
     frames_.push_back({port, static_cast<uint32_t>(pending_), static_cast<uint16_t>(len)});
   }
+  // Gives back the space of the last reserve() without committing a frame.
+  void cancel() { arena_.resize(pending_); }
   void clear() {
     arena_.clear();
     frames_.clear();

@@ -19,6 +19,7 @@ constexpr uint32_t kSwitchIp = 0x0AC80001;
 
 GroupConfig group(uint32_t qp_base) {
   GroupConfig cfg;
+  cfg.group_id = qp_base;
   cfg.num_ranks = 2;
   cfg.window = 4;
   cfg.pmtu = 256;
@@ -112,6 +113,30 @@ TEST(Mode2BadInput, RejectsMalformedGroupConfiguration) {
   cfg = group(0x1000);
   SlotRegion wrong(8, 256);
   EXPECT_THROW(engine.install_group(cfg, &wrong), std::invalid_argument);
+}
+
+TEST(Mode2BadInput, RejectsDuplicateGroupsAndEndpointsAndRemovesGroups) {
+  Mode2Engine engine;
+  SlotRegion a(4, 256), b(4, 256), c(4, 256);
+  engine.install_group(group(0x1000), &a);
+  GroupConfig same_id = group(0x3000);
+  same_id.group_id = 0x1000;
+  EXPECT_THROW(engine.install_group(same_id, &b), std::invalid_argument);
+  GroupConfig same_endpoint = group(0x1000);
+  same_endpoint.group_id = 7;
+  EXPECT_THROW(engine.install_group(same_endpoint, &b), std::invalid_argument);
+  EXPECT_EQ(engine.groups().size(), 1u);
+  EXPECT_FALSE(engine.remove_group(42));
+  EXPECT_TRUE(engine.remove_group(0x1000));
+  EXPECT_TRUE(engine.groups().empty());
+  // Its endpoints are free again; frames to a removed endpoint are unrouted.
+  engine.install_group(same_endpoint, &c);
+  EXPECT_EQ(engine.groups().size(), 1u);
+  TxBatch tx;
+  const auto f = frame(0x5000, 0x04, 100, std::vector<uint8_t>(64));
+  const RxFrame in{f.data(), static_cast<uint16_t>(f.size()), 0};
+  engine.process(&in, 1, tx);
+  EXPECT_EQ(engine.counters().drop_no_route, 1u);
 }
 
 }  // namespace

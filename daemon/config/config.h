@@ -1,0 +1,97 @@
+// incd's configuration as plain C++: what the daemon, the DPDK layer and the engine see after
+// the loader has parsed a YAML or JSON file (schema: proto/inc/v1/incd_config.proto), checked
+// it once, and resolved names (port names to indices, local MACs from the inc addresses).
+// A loaded IncdConfig is valid as a whole; nothing downstream re-validates it.
+// Threading: plain values; build once on the control thread, then share read-only.
+// Field reference: docs/incd-config.md.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "datapath/engine/group.h"
+#include "datapath/switching/inc_address.h"
+
+namespace epic::incd {
+
+struct EalConfig {
+  std::string lcores = "0-1";  // DPDK -l: first = main lcore, the rest workers
+  bool hugepages = false;      // false: --no-huge -m memory_mb; true: hugepages, --in-memory
+  uint32_t memory_mb = 256;
+  std::string file_prefix;  // "" → caller uses incd-<pid>
+  std::string log_level = "warning";
+  std::vector<std::string> extra_args;  // appended verbatim
+};
+
+struct PortConfig {
+  std::string name;
+  std::string device;  // DPDK devargs: vdev or PCI address
+  uint16_t mtu = 1500;
+  uint16_t rx_descriptors = 1024, tx_descriptors = 1024;
+};
+
+enum class Direction : uint8_t { kRx, kTx };
+
+struct FaultConfig {
+  uint16_t port = 0;  // index into ports
+  Direction direction = Direction::kRx;
+  double drop = 0, duplicate = 0, reorder = 0;  // probabilities in [0, 1]
+  uint32_t delay_us = 0;
+  uint64_t seed = 1;
+};
+
+// Transit RoCEv2 with a bad ICRC: forwarded (and counted), or dropped (and counted).
+enum class BadIcrc : uint8_t { kPass, kDrop };
+
+struct SwitchConfig {
+  std::vector<switching::IncAddress> inc_addresses;
+  uint32_t l2_aging_s = 300;
+  uint32_t l2_table_size = 4096;
+  BadIcrc bad_icrc = BadIcrc::kPass;
+};
+
+struct MetricsConfig {
+  std::string listen = "127.0.0.1:9464";  // "" disables
+  uint32_t stall_after_ms = 2000;
+};
+
+struct LogConfig {
+  std::string level = "info";  // trace|debug|info|warn|error|critical|off (spdlog's names)
+  std::string file;            // "" = stderr
+};
+
+struct IncdConfig {
+  EalConfig eal;
+  uint32_t workers = 1;
+  uint32_t burst = 32;
+  uint32_t idle_sleep_us = 0;  // idle worker's sleep between empty polls; 0: busy polling
+  std::vector<PortConfig> ports;
+  SwitchConfig sw;
+  std::vector<FaultConfig> faults;
+  std::vector<engine::GroupConfig> groups;
+  MetricsConfig metrics;
+  LogConfig log;
+};
+
+struct ConfigError {
+  std::string path;  // e.g. "groups[0].children[2].remote.ipv4"; "" = the file as a whole
+  std::string message;
+  std::string to_string() const;  // "path: message" (just the message when path is "")
+  friend bool operator==(const ConfigError&, const ConfigError&) = default;
+};
+
+// Either a config or the list of ALL errors found (not just the first).
+struct LoadResult {
+  std::optional<IncdConfig> config;
+  std::vector<ConfigError> errors;
+};
+
+// Format by extension: .yaml/.yml → YAML, .json → JSON; anything else is an error. An
+// unreadable file → one error with path "" naming the file and the errno text.
+LoadResult load_config_file(const std::string& path);
+LoadResult parse_config(std::string_view text, bool json);
+
+}  // namespace epic::incd

@@ -1,0 +1,171 @@
+// incd: the EPIC switch daemon. Loads and validates its configuration, brings
+// up the DPDK datapath (ports, polled workers running the switch pipeline and
+// the Mode-II engine), serves Prometheus /metrics, logs what an operator
+// needs (ports, groups, stalls) off the packet path, and shuts down cleanly on
+// SIGINT/SIGTERM. See docs/incd.md.
+#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <cstdio>
+#include <map>
+
+#include "daemon/config/config.h"
+#include "daemon/datapath_options.h"
+#include "daemon/group_status.h"
+#include "daemon/metrics.h"
+#include "datapath/wire/addr.h"
+
+namespace {
+
+using namespace epic;
+
+std::shared_ptr<spdlog::logger> make_logger(const incd::LogConfig& c) {
+  std::shared_ptr<spdlog::logger> log;
+  if (c.file.empty()) {
+    log = spdlog::stderr_logger_mt("incd");
+  } else {
+    log = spdlog::basic_logger_mt("incd", c.file);
+  }
+  log->set_level(spdlog::level::from_str(c.level));
+  log->set_pattern("%Y-%m-%dT%H:%M:%S.%e %l incd: %v");
+  log->flush_on(spdlog::level::info);
+  return log;
+}
+
+// Logs each group's stall once when it starts and once when it ends.
+class StallWatch {
+ public:
+  StallWatch(const dpdk::Datapath& dp, uint64_t stall_after_ns, spdlog::logger& log)
+      : dp_(dp), stall_after_ns_(stall_after_ns), log_(log) {}
+  void poll() {
+    auto t = std::make_unique<dpdk::WorkerTelemetry>();
+    for (unsigned w = 0; w < dp_.workers(); ++w) {
+      if (!dp_.telemetry(w, *t)) continue;
+      for (uint32_t i = 0; i < t->ngroups; ++i) {
+        const engine::GroupConfig* cfg = nullptr;
+        for (const auto& g : dp_.config().groups) {
+          if (g.group_id == t->groups[i].group_id) cfg = &g;
+        }
+        const incd::GroupStatus s =
+            incd::group_status(t->groups[i], w, t->now_ns, stall_after_ns_, cfg);
+        bool& was = stalled_[s.group_id];
+        if (s.stalled && !was) log_.warn("{}", incd::describe(s));
+        if (!s.stalled && was) log_.info("group {} makes progress again", s.group_id);
+        was = s.stalled;
+      }
+    }
+  }
+
+ private:
+  const dpdk::Datapath& dp_;
+  uint64_t stall_after_ns_;
+  spdlog::logger& log_;
+  std::map<uint32_t, bool> stalled_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "incd — the EPIC in-network collective switch daemon.\n"
+      "Switches ordinary Ethernet traffic between its DPDK ports (L2 learning, ARP for its INC\n"
+      "addresses) and aggregates / replicates the RoCEv2 traffic of the collective groups in\n"
+      "its configuration (EPIC Mode-II). Prometheus metrics on metrics.listen.\n"
+      "Example configuration: deploy/examples/incd.yaml; reference: docs/incd-config.md.",
+      "incd"};
+  std::string config_path;
+  bool check = false, print_eal = false;
+  std::string log_level;
+  app.add_option("-c,--config", config_path, "configuration file (.yaml, .yml or .json)")
+      ->required();
+  app.add_flag("--check", check, "validate the configuration, print a summary and exit");
+  app.add_flag("--print-eal-args", print_eal, "print the DPDK EAL arguments and exit");
+  app.add_option("--log-level", log_level, "override log.level (trace|debug|info|warn|error)");
+  app.set_version_flag("--version", "incd 0.1.0");
+  CLI11_PARSE(app, argc, argv);
+
+  incd::LoadResult loaded = incd::load_config_file(config_path);
+  if (!loaded.config) {
+    std::fprintf(stderr, "incd: %s: %zu error(s) in the configuration:\n", config_path.c_str(),
+                 loaded.errors.size());
+    for (const auto& e : loaded.errors) std::fprintf(stderr, "  %s\n", e.to_string().c_str());
+    return 2;
+  }
+  incd::IncdConfig cfg = std::move(*loaded.config);
+  if (!log_level.empty()) cfg.log.level = log_level;
+  const dpdk::DatapathConfig dcfg = incd::datapath_options(cfg);
+  if (print_eal) {
+    dpdk::EalOptions eo = dcfg.eal;
+    for (const auto& p : dcfg.ports) eo.devices.push_back(p.device);
+    for (const auto& a : dpdk::eal_arguments(eo)) std::printf("%s ", a.c_str());
+    std::printf("\n");
+    return 0;
+  }
+  if (check) {
+    std::printf("incd: %s is valid: %zu port(s), %u worker(s), %zu group(s), %zu fault rule(s)\n",
+                config_path.c_str(), cfg.ports.size(), cfg.workers, cfg.groups.size(),
+                cfg.faults.size());
+    return 0;
+  }
+
+  auto log = make_logger(cfg.log);
+  dpdk::Datapath dp;
+  if (std::string err = dp.start(dcfg); !err.empty()) {
+    log->error("cannot start the datapath: {}", err);
+    return 1;
+  }
+  for (const auto& p : dp.ports())
+    log->info("port {} up: dpdk port {} driver {} mac {}", p.name, p.port_id, p.driver, p.mac);
+  for (const auto& g : cfg.groups)
+    log->info("group {} installed: {} ranks, {} children here, {}, window {}, pmtu {}", g.group_id,
+              g.num_ranks, g.children.size(),
+              g.parent ? "parent " + wire::format_ipv4(g.parent->remote.ipv4) : std::string("root"),
+              g.window, g.pmtu);
+  for (const auto& a : cfg.sw.inc_addresses)
+    log->info("INC address {} at {}", wire::format_ipv4(a.ipv4), wire::format_mac(a.mac));
+
+  const uint64_t stall_ns = uint64_t{cfg.metrics.stall_after_ms} * 1'000'000;
+  auto collector = std::make_shared<incd::DatapathCollector>(dp, stall_ns);
+  std::unique_ptr<incd::MetricsServer> metrics;
+  if (!cfg.metrics.listen.empty()) {
+    try {
+      metrics = std::make_unique<incd::MetricsServer>(cfg.metrics.listen, collector);
+      log->info("metrics on http://{}/metrics", cfg.metrics.listen);
+    } catch (const std::exception& e) {
+      log->error("{}", e.what());
+      dp.stop();
+      return 1;
+    }
+  }
+
+  boost::asio::io_context io;
+  boost::asio::signal_set signals(io, SIGINT, SIGTERM);
+  int exit_signal = 0;
+  signals.async_wait([&](const boost::system::error_code& ec, int sig) {
+    if (!ec) exit_signal = sig;
+    io.stop();
+  });
+  StallWatch stalls(dp, stall_ns, *log);
+  boost::asio::steady_timer timer(io);
+  std::function<void()> tick = [&] {
+    timer.expires_after(std::chrono::milliseconds(500));
+    timer.async_wait([&](const boost::system::error_code& ec) {
+      if (ec) return;
+      stalls.poll();
+      tick();
+    });
+  };
+  tick();
+  log->info("incd running with {} worker(s); SIGINT or SIGTERM stops it", dp.workers());
+  io.run();
+  log->info("signal {}: stopping", exit_signal);
+  metrics.reset();
+  dp.stop();
+  log->info("stopped: ports closed");
+  return 0;
+}

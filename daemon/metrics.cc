@@ -1,0 +1,280 @@
+#include "daemon/metrics.h"
+
+#include <prometheus/exposer.h>
+
+#include <map>
+#include <stdexcept>
+
+#include "daemon/group_status.h"
+
+namespace epic::incd {
+
+namespace p = prometheus;
+
+namespace {
+
+using Labels = std::vector<std::pair<std::string, std::string>>;
+
+class Families {
+ public:
+  void add(const std::string& name, const std::string& help, p::MetricType type,
+           const Labels& labels, double value) {
+    auto it = index_.find(name);
+    if (it == index_.end()) {
+      it = index_.emplace(name, families_.size()).first;
+      families_.push_back({name, help, type, {}});
+    }
+    p::ClientMetric m;
+    for (const auto& [k, v] : labels) m.label.push_back({k, v});
+    if (type == p::MetricType::Counter) {
+      m.counter.value = value;
+    } else {
+      m.gauge.value = value;
+    }
+    families_[it->second].metric.push_back(std::move(m));
+  }
+  void counter(const std::string& name, const std::string& help, const Labels& l, double v) {
+    add(name, help, p::MetricType::Counter, l, v);
+  }
+  void gauge(const std::string& name, const std::string& help, const Labels& l, double v) {
+    add(name, help, p::MetricType::Gauge, l, v);
+  }
+  std::vector<p::MetricFamily> take() { return std::move(families_); }
+
+ private:
+  std::map<std::string, size_t> index_;
+  std::vector<p::MetricFamily> families_;
+};
+
+void fault_metrics(Families& f, const Labels& base, const char* dir,
+                   const switching::FaultCounters& c) {
+  const std::pair<const char*, uint64_t> rows[] = {{"dropped", c.dropped},
+                                                   {"duplicated", c.duplicated},
+                                                   {"reordered", c.reordered},
+                                                   {"delayed", c.delayed},
+                                                   {"overflow", c.overflow}};
+  for (const auto& [name, v] : rows) {
+    Labels l = base;
+    l.push_back({"direction", dir});
+    l.push_back({"fault", name});
+    f.counter("incd_port_faults_injected_total",
+              "Frames the fault-injection stage dropped, duplicated, reordered or delayed", l,
+              static_cast<double>(v));
+  }
+}
+
+void engine_metrics(Families& f, const Labels& w, const engine::EngineCounters& c) {
+  const std::pair<const char*, uint64_t> disp[] = {
+      {"upward_accepted", c.upward_accepted},
+      {"upward_duplicate", c.upward_duplicate},
+      {"upward_stale", c.upward_stale},
+      {"upward_slot_busy", c.upward_slot_busy},
+      {"upward_done", c.upward_done},
+      {"downward_accepted", c.downward_accepted},
+      {"downward_duplicate", c.downward_duplicate},
+      {"downward_unexpected", c.downward_unexpected},
+      {"acks_reflected", c.acks_reflected},
+      {"frontier_from_child", c.frontier_from_child},
+      {"frontier_from_parent", c.frontier_from_parent}};
+  for (const auto& [name, v] : disp) {
+    Labels l = w;
+    l.push_back({"disposition", name});
+    f.counter("incd_engine_frames_total", "Frames the Mode-II engine took, by disposition", l,
+              static_cast<double>(v));
+  }
+  const std::pair<const char*, uint64_t> drops[] = {
+      {"parse", c.drop_parse},
+      {"no_route", c.drop_no_route},
+      {"data_before_control", c.drop_data_before_control},
+      {"unknown_psn", c.drop_unknown_psn},
+      {"bad_control", c.drop_bad_control},
+      {"inconsistent", c.drop_inconsistent},
+      {"unsupported", c.drop_unsupported}};
+  for (const auto& [name, v] : drops) {
+    Labels l = w;
+    l.push_back({"reason", name});
+    f.counter("incd_engine_drops_total",
+              "Frames to an INC address the engine dropped, by reason (parse includes bad ICRC)", l,
+              static_cast<double>(v));
+  }
+  const std::pair<const char*, uint64_t> events[] = {
+      {"aggregations_completed", c.aggregations_completed},
+      {"results_replicated", c.results_replicated},
+      {"results_resent", c.results_resent},
+      {"partials_sent_up", c.partials_sent_up},
+      {"partials_resent_up", c.partials_resent_up},
+      {"slots_recycled", c.slots_recycled},
+      {"upload_acks_sent", c.upload_acks_sent},
+      {"frontiers_sent", c.frontiers_sent},
+      {"rnr_naks_sent", c.rnr_naks_sent},
+      {"tx_frames", c.tx_frames}};
+  for (const auto& [name, v] : events) {
+    Labels l = w;
+    l.push_back({"event", name});
+    f.counter("incd_engine_events_total", "Mode-II engine events", l, static_cast<double>(v));
+  }
+}
+
+void switch_metrics(Families& f, const Labels& w, const switching::PipelineCounters& c) {
+  const std::pair<const char*, uint64_t> disp[] = {
+      {"forwarded", c.forwarded},      {"flooded", c.flooded},         {"to_engine", c.to_engine},
+      {"handed_off", c.handed_off},    {"arp_replies", c.arp_replies}, {"non_ip", c.non_ip},
+      {"transit_roce", c.transit_roce}};
+  for (const auto& [name, v] : disp) {
+    Labels l = w;
+    l.push_back({"disposition", name});
+    f.counter("incd_switch_frames_total", "Frames the switch pipeline classified, by disposition",
+              l, static_cast<double>(v));
+  }
+  for (size_t r = 0; r < switching::kDropReasonCount; ++r) {
+    Labels l = w;
+    l.push_back(
+        {"reason", std::string(switching::to_string(static_cast<switching::DropReason>(r)))});
+    f.counter("incd_switch_drops_total", "Frames the switch pipeline dropped, by reason", l,
+              static_cast<double>(c.drops[r]));
+  }
+  Labels bad = w;
+  bad.push_back({"kind", "bad_icrc"});
+  f.counter("incd_switch_transit_roce_invalid_total",
+            "Transit RoCEv2 frames (between hosts) that failed the ICRC or did not parse", bad,
+            static_cast<double>(c.transit_bad_icrc));
+  Labels mal = w;
+  mal.push_back({"kind", "malformed"});
+  f.counter("incd_switch_transit_roce_invalid_total",
+            "Transit RoCEv2 frames (between hosts) that failed the ICRC or did not parse", mal,
+            static_cast<double>(c.transit_malformed));
+}
+
+}  // namespace
+
+DatapathCollector::DatapathCollector(const dpdk::Datapath& dp, uint64_t stall_after_ns)
+    : dp_(dp), stall_after_ns_(stall_after_ns), groups_(dp.config().groups) {}
+
+void DatapathCollector::set_groups(std::vector<engine::GroupConfig> groups) {
+  std::lock_guard<std::mutex> lock(mu_);
+  groups_ = std::move(groups);
+}
+
+std::vector<p::MetricFamily> DatapathCollector::Collect() const {
+  Families f;
+  std::vector<engine::GroupConfig> groups;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    groups = groups_;
+  }
+  const auto& ports = dp_.ports();
+  std::vector<dpdk::PortTelemetry> port_sum(ports.size());
+  auto t = std::make_unique<dpdk::WorkerTelemetry>();  // large: keep it off the stack
+  for (unsigned w = 0; w < dp_.workers(); ++w) {
+    if (!dp_.telemetry(w, *t)) continue;
+    const Labels wl{{"worker", std::to_string(w)}};
+    f.counter("incd_worker_loops_total", "Poll-loop iterations", wl, static_cast<double>(t->loops));
+    f.counter("incd_worker_busy_loops_total", "Poll-loop iterations that found frames", wl,
+              static_cast<double>(t->busy_loops));
+    f.counter("incd_worker_handoff_in_total", "Frames handed over by other workers", wl,
+              static_cast<double>(t->handoff_in));
+    f.counter("incd_worker_handoff_dropped_total", "Frames lost because a hand-off ring was full",
+              wl, static_cast<double>(t->handoff_dropped));
+    f.counter("incd_worker_mbuf_alloc_failed_total", "Frames not sent for want of an mbuf", wl,
+              static_cast<double>(t->mbuf_alloc_failed));
+    f.counter("incd_worker_multi_segment_dropped_total", "Chained mbufs dropped (unsupported)", wl,
+              static_cast<double>(t->multi_segment_dropped));
+    f.gauge("incd_worker_snapshot_version", "Configuration snapshot the worker runs", wl,
+            static_cast<double>(t->snapshot_version));
+    f.gauge("incd_l2_entries", "Live MAC addresses in the worker's L2 table", wl,
+            static_cast<double>(t->l2_entries));
+    const std::pair<const char*, uint64_t> l2[] = {{"learned", t->l2.learned},
+                                                   {"moved", t->l2.moved},
+                                                   {"aged_out", t->l2.aged_out},
+                                                   {"table_full", t->l2.table_full}};
+    for (const auto& [name, v] : l2) {
+      Labels l = wl;
+      l.push_back({"event", name});
+      f.counter("incd_l2_events_total", "MAC learning events", l, static_cast<double>(v));
+    }
+    switch_metrics(f, wl, t->pipeline);
+    engine_metrics(f, wl, t->engine);
+    for (size_t p = 0; p < ports.size() && p < dpdk::kMaxPorts; ++p) {
+      dpdk::PortTelemetry& s = port_sum[p];
+      const dpdk::PortTelemetry& x = t->ports[p];
+      s.rx_frames += x.rx_frames;
+      s.rx_bytes += x.rx_bytes;
+      s.tx_frames += x.tx_frames;
+      s.tx_bytes += x.tx_bytes;
+      s.tx_dropped += x.tx_dropped;
+      for (auto [a, b] : {std::pair{&s.rx_faults, &x.rx_faults}, {&s.tx_faults, &x.tx_faults}}) {
+        a->dropped += b->dropped;
+        a->duplicated += b->duplicated;
+        a->reordered += b->reordered;
+        a->delayed += b->delayed;
+        a->overflow += b->overflow;
+      }
+    }
+    for (uint32_t i = 0; i < t->ngroups; ++i) {
+      const dpdk::GroupTelemetry& g = t->groups[i];
+      const engine::GroupConfig* cfg = nullptr;
+      for (const auto& c : groups) {
+        if (c.group_id == g.group_id) cfg = &c;
+      }
+      const GroupStatus st = group_status(g, w, t->now_ns, stall_after_ns_, cfg);
+      const Labels gl{{"group", std::to_string(g.group_id)}};
+      const std::pair<const char*, uint64_t> counts[] = {
+          {"incd_group_rx_frames_total", g.stats.rx_frames},
+          {"incd_group_upward_accepted_total", g.stats.upward_accepted},
+          {"incd_group_retransmissions_total", g.stats.retransmissions},
+          {"incd_group_aggregations_completed_total", g.stats.aggregations_completed},
+          {"incd_group_downward_accepted_total", g.stats.downward_accepted},
+          {"incd_group_results_replicated_total", g.stats.results_replicated},
+          {"incd_group_acks_from_ranks_total", g.stats.acks_from_ranks},
+          {"incd_group_dropped_total", g.stats.dropped}};
+      for (const auto& [name, v] : counts)
+        f.counter(name, "Per-group Mode-II counter (see docs/incd.md)", gl, static_cast<double>(v));
+      f.gauge("incd_group_busy_slots", "Slots aggregating or waiting for the parent", gl,
+              g.health.busy_slots);
+      f.gauge("incd_group_oldest_busy_psn", "Group PSN of the oldest busy slot", gl,
+              g.health.oldest_psn);
+      f.gauge("incd_group_waiting_for_parent", "1 if the oldest busy slot waits for the parent", gl,
+              g.health.waiting_for_parent ? 1 : 0);
+      f.gauge("incd_group_seconds_since_progress", "Seconds since the group last made progress", gl,
+              st.seconds_since_progress);
+      f.gauge("incd_group_stalled",
+              "1 if the group has busy slots and made no progress for metrics.stall_after_ms", gl,
+              st.stalled ? 1 : 0);
+      for (size_t k = 0; k < st.missing_children.size(); ++k) {
+        Labels l = gl;
+        l.push_back({"child", std::to_string(st.missing_children[k])});
+        l.push_back({"who", st.missing[k]});
+        f.gauge("incd_group_missing_contribution",
+                "1 for each child the oldest busy slot still waits for", l, 1);
+      }
+    }
+  }
+  for (size_t p = 0; p < ports.size(); ++p) {
+    const Labels pl{{"port", ports[p].name}};
+    const dpdk::PortTelemetry& s = port_sum[p];
+    f.counter("incd_port_rx_frames_total", "Frames received", pl, static_cast<double>(s.rx_frames));
+    f.counter("incd_port_rx_bytes_total", "Bytes received", pl, static_cast<double>(s.rx_bytes));
+    f.counter("incd_port_tx_frames_total", "Frames sent", pl, static_cast<double>(s.tx_frames));
+    f.counter("incd_port_tx_bytes_total", "Bytes sent", pl, static_cast<double>(s.tx_bytes));
+    f.counter("incd_port_tx_dropped_total", "Frames the port did not accept after retries", pl,
+              static_cast<double>(s.tx_dropped));
+    fault_metrics(f, pl, "rx", s.rx_faults);
+    fault_metrics(f, pl, "tx", s.tx_faults);
+  }
+  return f.take();
+}
+
+MetricsServer::MetricsServer(const std::string& listen,
+                             std::shared_ptr<DatapathCollector> collector)
+    : collector_(std::move(collector)) {
+  try {
+    exposer_ = std::make_unique<p::Exposer>(listen, 1);
+  } catch (const std::exception& e) {
+    throw std::runtime_error("metrics endpoint " + listen + ": " + e.what());
+  }
+  exposer_->RegisterCollectable(collector_);
+}
+
+MetricsServer::~MetricsServer() = default;
+
+}  // namespace epic::incd

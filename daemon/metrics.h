@@ -1,0 +1,54 @@
+// The Prometheus /metrics endpoint of incd (prometheus-cpp's pull exposer,
+// docs/dependencies.md): on every scrape it reads the workers' published
+// telemetry (a sequence-locked copy, never the live counters) and renders
+//   incd_port_*      per port (frames, bytes, TX drops, injected faults)
+//   incd_worker_*    per worker (loops, hand-offs, mbuf shortages, snapshot version)
+//   incd_switch_*    per worker and disposition / drop reason of the switch pipeline
+//   incd_engine_*    per worker and disposition / drop reason / event of the Mode-II engine
+//   incd_group_*     per group (progress counters, busy slots, missing children, stalled)
+// Scrapes run on the exposer's thread; nothing here touches the packet path.
+#pragma once
+
+#include <prometheus/collectable.h>
+#include <prometheus/metric_family.h>
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "datapath/dpdk/datapath.h"
+
+namespace prometheus {
+class Exposer;
+}
+
+namespace epic::incd {
+
+class DatapathCollector : public prometheus::Collectable {
+ public:
+  DatapathCollector(const dpdk::Datapath& dp, uint64_t stall_after_ns);
+  std::vector<prometheus::MetricFamily> Collect() const override;
+  // The control side calls this when the installed groups change (names ranks in labels).
+  void set_groups(std::vector<engine::GroupConfig> groups);
+
+ private:
+  const dpdk::Datapath& dp_;
+  uint64_t stall_after_ns_;
+  mutable std::mutex mu_;  // guards groups_ (control path only, never the packet path)
+  std::vector<engine::GroupConfig> groups_;
+};
+
+class MetricsServer {
+ public:
+  // Listens on `listen` ("127.0.0.1:9464"); throws std::runtime_error with the reason.
+  MetricsServer(const std::string& listen, std::shared_ptr<DatapathCollector> collector);
+  ~MetricsServer();
+
+ private:
+  std::unique_ptr<prometheus::Exposer> exposer_;
+  std::shared_ptr<DatapathCollector> collector_;
+};
+
+}  // namespace epic::incd

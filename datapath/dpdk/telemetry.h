@@ -1,0 +1,83 @@
+// Worker telemetry: what each polled worker publishes for the control side
+// (metrics, stall detection) — its ports, pipeline, engine, fault stages and
+// groups. A worker copies its live counters into a TelemetrySlot every
+// publish period under a sequence lock; readers retry on a torn read. The
+// packet path never waits on a reader and never takes a lock.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+
+#include "datapath/engine/counters.h"
+#include "datapath/engine/group.h"
+#include "datapath/engine/group_health.h"
+#include "datapath/switching/fault_stage.h"
+#include "datapath/switching/l2_table.h"
+#include "datapath/switching/switch_pipeline.h"
+
+namespace epic::dpdk {
+
+inline constexpr size_t kMaxPorts = 32;
+inline constexpr size_t kMaxGroupsPerWorker = 128;
+
+struct PortTelemetry {
+  uint64_t rx_frames = 0, rx_bytes = 0;
+  uint64_t tx_frames = 0, tx_bytes = 0;
+  uint64_t tx_dropped = 0;  // the port refused them after retries
+  switching::FaultCounters rx_faults, tx_faults;
+};
+
+struct GroupTelemetry {
+  uint32_t group_id = 0;
+  uint16_t children = 0;
+  engine::GroupStats stats;
+  engine::GroupHealth health;
+  uint64_t last_progress_ns = 0;  // worker clock (ns since the datapath started)
+};
+
+struct WorkerTelemetry {
+  uint64_t now_ns = 0;  // when published
+  uint64_t loops = 0, busy_loops = 0;
+  uint64_t snapshot_version = 0;
+  uint64_t handoff_in = 0, handoff_dropped = 0;  // ring from other workers; ring full
+  uint64_t engine_frames_out = 0;
+  uint64_t mbuf_alloc_failed = 0;
+  uint64_t multi_segment_dropped = 0;
+  switching::PipelineCounters pipeline;
+  engine::EngineCounters engine;
+  switching::L2Counters l2;
+  uint64_t l2_entries = 0;
+  std::array<PortTelemetry, kMaxPorts> ports{};
+  uint32_t ngroups = 0;
+  std::array<GroupTelemetry, kMaxGroupsPerWorker> groups{};
+};
+
+class TelemetrySlot {
+ public:
+  void publish(const WorkerTelemetry& t) {
+    const uint64_t s = seq_.load(std::memory_order_relaxed);
+    seq_.store(s + 1, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_release);
+    std::memcpy(static_cast<void*>(&data_), &t, sizeof t);
+    seq_.store(s + 2, std::memory_order_release);
+  }
+  // False if nothing was published yet.
+  bool read(WorkerTelemetry& out) const {
+    for (;;) {
+      const uint64_t s1 = seq_.load(std::memory_order_acquire);
+      if (s1 == 0) return false;
+      if (s1 & 1) continue;
+      std::memcpy(static_cast<void*>(&out), &data_, sizeof out);
+      std::atomic_thread_fence(std::memory_order_acquire);
+      if (seq_.load(std::memory_order_relaxed) == s1) return true;
+    }
+  }
+
+ private:
+  std::atomic<uint64_t> seq_{0};
+  WorkerTelemetry data_;
+};
+
+}  // namespace epic::dpdk

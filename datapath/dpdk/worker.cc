@@ -1,0 +1,290 @@
+#include "datapath/dpdk/worker.h"
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace epic::dpdk {
+
+namespace e = epic::engine;
+namespace sw = epic::switching;
+
+bool MbufOps::clone(rte_mbuf* in, rte_mbuf** out) const {
+  *out = rte_pktmbuf_copy(in, pool, 0, UINT32_MAX);
+  return *out != nullptr;
+}
+void MbufOps::free(rte_mbuf* m) const { rte_pktmbuf_free(m); }
+
+Worker::Worker(WorkerSetup setup) : s_(std::move(setup)) {
+  ns_per_tsc_ = 1e9 / static_cast<double>(rte_get_tsc_hz());
+  tsc0_ = rte_get_tsc_cycles();
+  engine_ = std::make_unique<e::Mode2Engine>();
+  pipeline_ = std::make_unique<sw::SwitchPipeline>(static_cast<uint16_t>(s_.index),
+                                                   s_.l2_table_size, s_.l2_aging_ns);
+  pipeline_->set_config(&empty_config_);
+  const size_t np = s_.ports.size();
+  rx_.resize(s_.burst);
+  rx_faulted_.resize(4 * size_t{s_.burst} + 8192);
+  tx_faulted_.resize(2 * 8192 + 8192);
+  engine_in_.reserve(4 * size_t{s_.burst} + 1024);
+  engine_mbufs_.reserve(4 * size_t{s_.burst} + 1024);
+  tx_.resize(np);
+  for (auto& q : tx_) q.reserve(8192);
+  MbufOps ops{s_.pool};
+  for (size_t p = 0; p < np; ++p) {
+    sw::FaultSpec rx = p < s_.rx_faults.size() ? s_.rx_faults[p] : sw::FaultSpec{};
+    sw::FaultSpec tx = p < s_.tx_faults.size() ? s_.tx_faults[p] : sw::FaultSpec{};
+    rx.seed ^= 0x9E3779B97F4A7C15ULL * (s_.index + 1);  // workers draw different streams
+    tx.seed ^= 0xC2B2AE3D27D4EB4FULL * (s_.index + 1);
+    rx_fault_.push_back(std::make_unique<MbufFaultStage>(rx, ops));
+    tx_fault_.push_back(std::make_unique<MbufFaultStage>(tx, ops));
+  }
+}
+
+Worker::~Worker() = default;
+
+uint64_t Worker::now_ns() const {
+  return static_cast<uint64_t>(static_cast<double>(rte_get_tsc_cycles() - tsc0_) * ns_per_tsc_);
+}
+
+void Worker::apply(const Snapshot& s) {
+  // A group stays installed while the snapshot still gives it to this worker with the same
+  // slot memory; anything else is removed, then what is new is installed (the control side
+  // validated every group before publishing).
+  auto in_snapshot = [&](const e::GroupState& g) {
+    return std::any_of(s.groups.begin(), s.groups.end(), [&](const GroupEntry& e) {
+      return e.owner == s_.index && e.config.group_id == g.config->group_id &&
+             e.slots.get() == g.slots;
+    });
+  };
+  std::vector<uint32_t> gone;
+  for (const auto& g : engine_->groups()) {
+    if (!in_snapshot(*g)) gone.push_back(g->config->group_id);
+  }
+  for (uint32_t id : gone) engine_->remove_group(id);
+  for (const GroupEntry& e : s.groups) {
+    if (e.owner != s_.index) continue;
+    const bool have = std::any_of(engine_->groups().begin(), engine_->groups().end(),
+                                  [&](const auto& g) { return g->slots == e.slots.get(); });
+    if (!have) engine_->install_group(e.config, e.slots.get());
+  }
+  pipeline_->set_config(&s.pipeline);
+  applied_version_ = s.version;
+}
+
+void Worker::queue_tx(size_t port, rte_mbuf* m) {
+  auto& q = tx_[port];
+  if (q.size() == q.capacity()) flush_tx(port, now_ns());
+  q.push_back(m);
+}
+
+void Worker::flush_tx(size_t port, uint64_t now) {
+  auto& q = tx_[port];
+  PortTelemetry& pt = t_.ports[std::min(port, kMaxPorts - 1)];
+  MbufFaultStage& f = *tx_fault_[port];
+  size_t n = q.size();
+  rte_mbuf** frames = q.data();
+  if (f.spec().enabled() || f.held() > 0) {
+    n = f.process(q.data(), q.size(), tx_faulted_.data(), tx_faulted_.size(), now);
+    n += f.release(now, tx_faulted_.data() + n, tx_faulted_.size() - n);
+    frames = tx_faulted_.data();
+  }
+  uint64_t bytes = 0;
+  for (size_t i = 0; i < n; ++i) bytes += frames[i]->pkt_len;
+  size_t sent = 0;
+  for (int tries = 0; sent < n && tries < 8; ++tries) {
+    sent += rte_eth_tx_burst(s_.ports[port], static_cast<uint16_t>(s_.index), frames + sent,
+                             static_cast<uint16_t>(std::min<size_t>(n - sent, UINT16_MAX)));
+  }
+  pt.tx_frames += sent;
+  for (size_t i = sent; i < n; ++i) {
+    ++pt.tx_dropped;
+    bytes -= frames[i]->pkt_len;
+    rte_pktmbuf_free(frames[i]);
+  }
+  pt.tx_bytes += bytes;
+  q.clear();
+}
+
+void Worker::dispatch(rte_mbuf* m, uint16_t port, uint64_t now) {
+  if (m->nb_segs != 1) {
+    ++t_.multi_segment_dropped;
+    rte_pktmbuf_free(m);
+    return;
+  }
+  const uint8_t* data = rte_pktmbuf_mtod(m, const uint8_t*);
+  const sw::Decision d = pipeline_->classify(data, m->data_len, port, now, replies_);
+  switch (d.verdict) {
+    case sw::Verdict::kForward:
+      queue_tx(d.port, m);
+      return;
+    case sw::Verdict::kFlood: {
+      const size_t np = s_.ports.size();
+      if (np <= 1) {
+        rte_pktmbuf_free(m);
+        return;
+      }
+      rte_mbuf_refcnt_update(m, static_cast<int16_t>(np - 2));
+      for (size_t p = 0; p < np; ++p) {
+        if (p != port) queue_tx(p, m);
+      }
+      return;
+    }
+    case sw::Verdict::kEngine:
+      engine_in_.push_back({data, m->data_len, port});
+      engine_mbufs_.push_back(m);
+      return;
+    case sw::Verdict::kHandoff:
+      m->port = port;  // the receiving worker needs the input port
+      if (rte_ring_enqueue(s_.handoff[d.worker], m) != 0) {
+        ++t_.handoff_dropped;
+        rte_pktmbuf_free(m);
+      }
+      return;
+    case sw::Verdict::kReplied:
+    case sw::Verdict::kDrop:
+      rte_pktmbuf_free(m);
+      return;
+  }
+}
+
+void Worker::rx_port(size_t p, uint64_t now) {
+  const uint16_t n = rte_eth_rx_burst(s_.ports[p], static_cast<uint16_t>(s_.index), rx_.data(),
+                                      static_cast<uint16_t>(s_.burst));
+  MbufFaultStage& f = *rx_fault_[p];
+  PortTelemetry& pt = t_.ports[std::min(p, kMaxPorts - 1)];
+  for (uint16_t i = 0; i < n; ++i) pt.rx_bytes += rx_[i]->pkt_len;
+  pt.rx_frames += n;
+  rte_mbuf** frames = rx_.data();
+  size_t count = n;
+  if (f.spec().enabled() || f.held() > 0) {
+    count = f.process(rx_.data(), n, rx_faulted_.data(), rx_faulted_.size(), now);
+    count += f.release(now, rx_faulted_.data() + count, rx_faulted_.size() - count);
+    frames = rx_faulted_.data();
+  }
+  for (size_t i = 0; i < count; ++i) dispatch(frames[i], static_cast<uint16_t>(p), now);
+}
+
+void Worker::run_engine() {
+  // Frames handed over by other workers for groups this worker owns.
+  rte_mbuf* in[64];
+  unsigned n;
+  while ((n = rte_ring_dequeue_burst(s_.handoff[s_.index], reinterpret_cast<void**>(in), 64,
+                                     nullptr)) > 0) {
+    t_.handoff_in += n;
+    for (unsigned i = 0; i < n; ++i) {
+      engine_in_.push_back({rte_pktmbuf_mtod(in[i], const uint8_t*), in[i]->data_len, in[i]->port});
+      engine_mbufs_.push_back(in[i]);
+    }
+    if (n < 64) break;
+  }
+  if (engine_in_.empty()) return;
+  engine_out_.clear();
+  engine_->process(engine_in_.data(), engine_in_.size(), engine_out_);
+  for (rte_mbuf* m : engine_mbufs_) rte_pktmbuf_free(m);
+  engine_in_.clear();
+  engine_mbufs_.clear();
+  for (size_t i = 0; i < engine_out_.size(); ++i) {
+    const auto& f = engine_out_.frame(i);
+    if (f.port >= s_.ports.size()) continue;
+    rte_mbuf* m = rte_pktmbuf_alloc(s_.pool);
+    if (m == nullptr || rte_pktmbuf_tailroom(m) < f.length) {
+      ++t_.mbuf_alloc_failed;
+      if (m) rte_pktmbuf_free(m);
+      continue;
+    }
+    std::memcpy(rte_pktmbuf_append(m, f.length), engine_out_.data(i), f.length);
+    ++t_.engine_frames_out;
+    queue_tx(f.port, m);
+  }
+}
+
+void Worker::publish(uint64_t now) {
+  t_.now_ns = now;
+  t_.snapshot_version = applied_version_;
+  t_.pipeline = pipeline_->counters();
+  t_.engine = engine_->counters();
+  t_.l2 = pipeline_->l2().counters();
+  t_.l2_entries = pipeline_->l2().size(now);
+  for (size_t p = 0; p < s_.ports.size() && p < kMaxPorts; ++p) {
+    t_.ports[p].rx_faults = rx_fault_[p]->counters();
+    t_.ports[p].tx_faults = tx_fault_[p]->counters();
+  }
+  const auto& groups = engine_->groups();
+  t_.ngroups = static_cast<uint32_t>(std::min(groups.size(), kMaxGroupsPerWorker));
+  for (size_t i = 0; i < t_.ngroups; ++i) {
+    const e::GroupState& g = *groups[i];
+    GroupTelemetry& gt = t_.groups[i];
+    gt.group_id = g.config->group_id;
+    gt.children = static_cast<uint16_t>(g.config->children.size());
+    gt.stats = g.stats;
+    gt.health = e::group_health(g);
+    auto it = std::find_if(progress_.begin(), progress_.end(),
+                           [&](const Progress& p) { return p.group_id == gt.group_id; });
+    if (it == progress_.end()) {
+      progress_.push_back({gt.group_id, g.stats.progress(), now});
+      it = progress_.end() - 1;
+    } else if (it->value != g.stats.progress()) {
+      it->value = g.stats.progress();
+      it->since_ns = now;
+    }
+    gt.last_progress_ns = it->since_ns;
+  }
+  s_.telemetry->publish(t_);
+}
+
+int Worker::run() {
+  s_.snapshots->online(s_.index);
+  uint32_t idle = 0;
+  while (!s_.stop->load(std::memory_order_relaxed)) {
+    const Snapshot* snap = s_.snapshots->current();
+    if (snap != nullptr && snap->version != applied_version_) apply(*snap);
+    const uint64_t now = now_ns();
+    const uint64_t before = pipeline_->counters().frames + t_.handoff_in;
+    replies_.clear();
+    for (size_t p = 0; p < s_.ports.size(); ++p) rx_port(p, now);
+    run_engine();
+    for (size_t i = 0; i < replies_.size(); ++i) {
+      const auto& f = replies_.frame(i);
+      rte_mbuf* m = rte_pktmbuf_alloc(s_.pool);
+      if (m == nullptr) {
+        ++t_.mbuf_alloc_failed;
+        continue;
+      }
+      std::memcpy(rte_pktmbuf_append(m, f.length), replies_.data(i), f.length);
+      queue_tx(f.port, m);
+    }
+    for (size_t p = 0; p < s_.ports.size(); ++p) {
+      if (!tx_[p].empty() || tx_fault_[p]->held() > 0) flush_tx(p, now);
+    }
+    s_.snapshots->quiescent(s_.index);
+    ++t_.loops;
+    if (pipeline_->counters().frames + t_.handoff_in != before) {
+      ++t_.busy_loops;
+      idle = 0;
+    } else if (s_.idle_sleep_us > 0 && ++idle > 64) {
+      ::usleep(s_.idle_sleep_us);
+    }
+    if (now >= next_publish_) {
+      publish(now);
+      next_publish_ = now + s_.publish_period_ns;
+    }
+  }
+  // Shutdown: whatever the fault stages hold, and what is queued, is freed.
+  for (size_t p = 0; p < s_.ports.size(); ++p) {
+    rx_fault_[p]->drain();
+    tx_fault_[p]->drain();
+    for (rte_mbuf* m : tx_[p]) rte_pktmbuf_free(m);
+    tx_[p].clear();
+  }
+  publish(now_ns());
+  s_.snapshots->offline(s_.index);
+  return 0;
+}
+
+}  // namespace epic::dpdk

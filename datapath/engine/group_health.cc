@@ -1,0 +1,28 @@
+#include "datapath/engine/group_health.h"
+
+#include "datapath/wire/psn.h"
+
+namespace epic::engine {
+
+GroupHealth group_health(const GroupState& g) {
+  GroupHealth h;
+  const SlotRegion& region = *g.slots;
+  const size_t nchildren = g.config->children.size();
+  const uint64_t all = nchildren >= 64 ? ~uint64_t{0} : (uint64_t{1} << nchildren) - 1;
+  int32_t oldest_age = 0;
+  for (const Slot& s : region.meta) {
+    if (!s.used || (s.state != SlotState::kAggregating && s.state != SlotState::kSentUp)) continue;
+    ++h.busy_slots;
+    // Age relative to the global ACK frontier: the smallest distance is the oldest slot.
+    const int32_t age = wire::psn_diff(s.psn, g.global_frontier);
+    if (h.busy_slots == 1 || age < oldest_age) {
+      oldest_age = age;
+      h.oldest_psn = s.psn;
+      h.waiting_for_parent = s.state == SlotState::kSentUp;
+      h.missing_children = s.state == SlotState::kAggregating ? (all & ~s.bitmap) : 0;
+    }
+  }
+  return h;
+}
+
+}  // namespace epic::engine
