@@ -186,8 +186,9 @@ std::string Datapath::start(const DatapathConfig& config) {
   uint16_t max_mtu = 0;
   for (const auto& p : config_.ports) max_mtu = std::max(max_mtu, p.mtu);
   const uint32_t room = RTE_PKTMBUF_HEADROOM + std::max<uint32_t>(2048, max_mtu + kL2Overhead);
+  // Enough for every RX ring to be full, frames in flight to TX and held by fault stages.
   const unsigned nmbufs =
-      std::max(16383u, static_cast<unsigned>(config_.ports.size()) * config_.workers * 8192u - 1);
+      static_cast<unsigned>(config_.ports.size()) * config_.workers * 2048u + 8191u;
   pool_ = rte_pktmbuf_pool_create("incd_mbufs", nmbufs, 256, 0, static_cast<uint16_t>(room),
                                   static_cast<int>(rte_socket_id()));
   if (pool_ == nullptr)

@@ -324,6 +324,13 @@ void Mode2Engine::upward(GroupState& g, int child, const w::PacketView& v, TxBat
       if (!w::psn_gt(psn, g.max_send_psn[c]) && psn == w::psn_add(g.acked_send_psn[c], 1)) {
         send_ack(g, l.local, l.remote, l.port, l.udp_src_port, psn, kRnrNakWhileWaiting, out);
         ++counters_.rnr_naks_sent;
+        // The source may be waiting on a frontier report this switch sent up and lost:
+        // repeat it, as the multi-source path does for a duplicate contribution.
+        if (cfg.parent) {
+          send_ack(g, cfg.parent->local, cfg.parent->remote, cfg.parent->port,
+                   cfg.parent->udp_src_port, g.subtree_frontier, 0x1F, out);
+          ++counters_.frontiers_sent;
+        }
       }
       if (w::psn_gt(psn, g.max_send_psn[c])) g.max_send_psn[c] = psn;
     }

@@ -4,6 +4,7 @@
 // arith::reference and EPIC's counter identities.
 #include <gtest/gtest.h>
 
+#include "host/collective/inputs.h"
 #include "tests/harness/mode2_harness.h"
 
 namespace epic::harness {
@@ -23,7 +24,7 @@ Plan make_plan(const std::vector<CollectiveDescriptor>& ds, int ranks, uint64_t 
   Plan p;
   for (size_t k = 0; k < ds.size(); ++k) {
     p.plan.push_back(ds[k]);
-    p.inputs.push_back(exact_inputs(ds[k], ranks, seed * 1000 + k));
+    p.inputs.push_back(host::exact_inputs(ds[k], static_cast<uint16_t>(ranks), seed, k));
   }
   return p;
 }

@@ -1,17 +1,17 @@
 #include "tests/harness/mode2_harness.h"
 
-#include <array>
-#include <cstring>
 #include <map>
 #include <memory>
 #include <queue>
 #include <random>
 #include <sstream>
 
-#include "datapath/arith/accumulate.h"
-#include "datapath/engine/collective_map.h"
 #include "datapath/engine/mode2_engine.h"
 #include "datapath/wire/parser.h"
+#include "host/collective/collective_runner.h"
+#include "host/collective/expected.h"
+#include "host/collective/layout.h"
+#include "host/collective/plan.h"
 #include "host/transport/soft/rc_qp.h"
 
 namespace epic::harness {
@@ -41,20 +41,11 @@ struct Switch {
   e::Endpoint self;
 };
 
+// A rank is its RC QP to the leaf switch and the rank library's logic driving it.
 struct Rank {
   std::unique_ptr<s::RcQp> qp;
-  size_t k = 0;  // collective in progress
-  bool posted = false;
-  int pending = 0;  // receives still expected for collective k
-  bool ctrl_done = false;
-  uint32_t data_done = 0;  // result messages received in collective k
-  bool deferred = false;   // one-source data still to send
-  // Control messages sent, one per collective: a send buffer must stay valid until its
-  // completion, and a rank may move on before its uploads are acknowledged.
-  std::vector<std::array<uint8_t, e::kControlPayloadBytes>> ctrl_out;
-  std::vector<uint8_t> ctrl_in;
-  std::vector<std::vector<uint8_t>> data_in;  // one buffer per expected result message
-  std::vector<std::vector<uint8_t>> results;  // per collective: its result messages, concatenated
+  std::unique_ptr<host::CollectiveRunner> runner;
+  std::vector<std::vector<uint8_t>> results;  // per collective: the receive buffer
 };
 
 // A node is a switch (index < switches) or a rank; each has numbered ports.
@@ -181,69 +172,7 @@ class Network {
   uint64_t now_ = 0, seq_ = 0;
 };
 
-std::vector<uint8_t> reference(const e::CollectiveDescriptor& d,
-                               const std::vector<std::vector<uint8_t>>& in) {
-  const size_t n = d.count;
-  std::vector<uint8_t> acc(n * arith::accum_bytes(d.dtype));
-  std::vector<uint8_t> outb(n * arith::wire_bytes(d.dtype));
-  if (n == 0) return outb;
-  arith::reference::load(d.dtype, acc.data(), in[0].data(), n);
-  for (size_t r = 1; r < in.size(); ++r)
-    arith::reference::combine(d.dtype, d.op, acc.data(), in[r].data(), n);
-  arith::reference::store(d.dtype, outb.data(), acc.data(), n);
-  return outb;
-}
-
 }  // namespace
-
-std::vector<std::vector<uint8_t>> exact_inputs(const e::CollectiveDescriptor& d, int ranks,
-                                               uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::vector<std::vector<uint8_t>> in(static_cast<size_t>(ranks));
-  const size_t wb = arith::wire_bytes(d.dtype);
-  const size_t elems = size_t{d.count} * (d.type == e::CollectiveType::kReduceScatter ? ranks : 1);
-  for (auto& v : in) {
-    v.resize(elems * wb);
-    for (size_t i = 0; i < elems; ++i) {
-      const int x = static_cast<int>(rng() % 17) - 8;  // sums of <= 16 ranks stay exact in bf16
-      uint8_t* p = v.data() + i * wb;
-      switch (d.dtype) {
-        case arith::DType::kInt32: {
-          const int32_t y = d.op == arith::ReduceOp::kSum ? static_cast<int32_t>(rng()) : x;
-          std::memcpy(p, &y, 4);
-          break;
-        }
-        case arith::DType::kFp32: {
-          const float y = static_cast<float>(x);
-          std::memcpy(p, &y, 4);
-          break;
-        }
-        case arith::DType::kBf16: {
-          const float y = static_cast<float>(x);
-          uint32_t b;
-          std::memcpy(&b, &y, 4);
-          const uint16_t h = static_cast<uint16_t>(b >> 16);  // small integers are exact in bf16
-          std::memcpy(p, &h, 2);
-          break;
-        }
-        case arith::DType::kFp16: {
-          // small integers: sign, exponent and 10-bit mantissa by hand
-          uint16_t h = 0;
-          if (x != 0) {
-            const int a = x < 0 ? -x : x;
-            int e = 0;
-            while ((a >> (e + 1)) != 0) ++e;
-            const uint16_t mant = static_cast<uint16_t>(((a << (10 - e)) & 0x3FF));
-            h = static_cast<uint16_t>((x < 0 ? 0x8000 : 0) | ((e + 15) << 10) | mant);
-          }
-          std::memcpy(p, &h, 2);
-          break;
-        }
-      }
-    }
-  }
-  return in;
-}
 
 RunResult run(const HarnessConfig& cfg, const std::vector<e::CollectiveDescriptor>& plan,
               const std::vector<std::vector<std::vector<uint8_t>>>& inputs) {
@@ -255,66 +184,41 @@ RunResult run(const HarnessConfig& cfg, const std::vector<e::CollectiveDescripto
   res.ranks_count = R;
   std::string& why = res.failure;
 
-  // Sends rank r's data messages of its current collective.
-  auto send_data = [&](size_t r) {
+  for (size_t r = 0; r < R; ++r) {
     Rank& rk = *net.ranks_[r];
-    const e::CollectiveDescriptor& d = plan[rk.k];
-    const e::CollectiveShape sh = e::shape_of(d, static_cast<uint16_t>(R), cfg.pmtu);
-    const uint32_t chunk = sh.chunk_bytes;
-    const std::vector<uint8_t>& in = inputs[rk.k][r];
-    const uint32_t nsend =
-        sh.n_data == 0 ? 0 : sh.send_count(static_cast<uint16_t>(r)) / sh.chunk_packets;
-    bool ok = true;
-    for (uint32_t m = 0; m < nsend; ++m) {
-      const uint8_t* src =
-          in.data() + (d.type == e::CollectiveType::kReduceScatter ? size_t{m} * chunk : 0);
-      ok &= rk.qp->post_send({(uint64_t{rk.k} << 16) + 1 + m, s::SendOp::kSend, src, chunk});
+    rk.runner = std::make_unique<host::CollectiveRunner>(*rk.qp, static_cast<uint16_t>(r),
+                                                         static_cast<uint16_t>(R));
+    rk.results.resize(plan.size());
+  }
+  // Rank r's library: start the next collective once the previous one has its results.
+  auto start_next = [&](size_t r) {
+    Rank& rk = *net.ranks_[r];
+    host::CollectiveRunner& runner = *rk.runner;
+    const uint64_t k = runner.started();
+    if (runner.error().empty() && runner.done() && k < plan.size()) {
+      rk.results[k].assign(
+          host::recv_bytes(plan[k], static_cast<uint16_t>(r), static_cast<uint16_t>(R)), 0xEE);
+      runner.start(plan[k], inputs[k][r], rk.results[k]);
     }
-    return ok;
   };
-  auto maybe_send_deferred = [&](size_t r) {
+  // One step of rank r: transmit what its QP queued, consume its completions (which may post
+  // deferred data or start the next collective; those frames leave at the next step).
+  auto step = [&](size_t r) {
     Rank& rk = *net.ranks_[r];
-    if (!rk.deferred || !rk.ctrl_done) return;
-    const e::CollectiveDescriptor& d = plan[rk.k];
-    if (d.type == e::CollectiveType::kAllGather && rk.data_done < r) return;
-    rk.deferred = false;
-    if (!send_data(r) && why.empty()) why = "rank " + std::to_string(r) + ": post refused";
-  };
-  auto drive = [&](size_t r) {
-    Rank& rk = *net.ranks_[r];
-    if (rk.posted || rk.k >= plan.size()) return;
-    const e::CollectiveDescriptor& d = plan[rk.k];
-    const e::CollectiveShape sh = e::shape_of(d, static_cast<uint16_t>(R), cfg.pmtu);
-    const auto rank = static_cast<uint16_t>(r);
-    const uint32_t chunk = sh.chunk_bytes;
-    const uint64_t base = uint64_t{rk.k} << 16;
-    // Result messages this rank receives, in its receive order.
-    rk.data_in.clear();
-    const uint32_t nrecv = sh.n_data == 0 ? 0 : sh.recv_count(rank) / sh.chunk_packets;
-    for (uint32_t m = 0; m < nrecv; ++m) rk.data_in.emplace_back(chunk, 0xEE);
-    rk.ctrl_in.assign(e::kControlPayloadBytes, 0);
-    rk.ctrl_out.resize(plan.size());
-    e::encode_control(d, rk.ctrl_out[rk.k].data());
-    rk.pending = 1 + static_cast<int>(nrecv);
-    bool ok = rk.qp->post_recv({base, rk.ctrl_in.data(), e::kControlPayloadBytes});
-    for (uint32_t m = 0; m < nrecv; ++m)
-      ok &= rk.qp->post_recv({base + 1 + m, rk.data_in[m].data(), chunk});
-    ok &= rk.qp->post_send({base, s::SendOp::kSendWithImm, rk.ctrl_out[rk.k].data(),
-                            e::kControlPayloadBytes, e::kControlImm});
-    // Data messages it sends: one per chunk it is a source of. A one-source packet (Broadcast,
-    // AllGather) is sent only once the receivers are ready for it, or they would drop it as
-    // out of sequence: after the control result (every rank has finished the previous
-    // collective), and for AllGather after the chunks before its own.
-    rk.ctrl_done = false;
-    rk.data_done = 0;
-    rk.deferred = !sh.multi_source() && sh.send_count(rank) > 0;
-    if (!rk.deferred) ok &= send_data(r);
-    if (!ok && why.empty()) why = "rank " + std::to_string(r) + ": post refused";
-    rk.posted = true;
+    start_next(r);
+    while (auto f = rk.qp->pop_tx(net.now_)) net.transmit({net.rank_node(r), 0}, std::move(*f));
+    rk.runner->poll();
+    start_next(r);
+    if (!rk.runner->error().empty() && why.empty()) {
+      why = "rank " + std::to_string(r) + ": " + rk.runner->error();
+    }
   };
   auto done = [&] {
     for (auto& rk : net.ranks_) {
-      if (rk->k < plan.size() || rk->qp->outstanding_sends() > 0) return false;
+      if (rk->runner->started() < plan.size() || !rk->runner->done() ||
+          rk->qp->outstanding_sends() > 0) {
+        return false;
+      }
     }
     return true;
   };
@@ -323,52 +227,7 @@ RunResult run(const HarnessConfig& cfg, const std::vector<e::CollectiveDescripto
   std::vector<std::vector<std::vector<uint8_t>>> burst_frames(net.switches_.size());
   e::TxBatch tx;
   for (int iter = 0; iter < 50'000'000 && why.empty(); ++iter) {
-    for (size_t r = 0; r < R; ++r) {
-      Rank& rk = *net.ranks_[r];
-      drive(r);
-      while (auto f = rk.qp->pop_tx(net.now_)) net.transmit({net.rank_node(r), 0}, std::move(*f));
-      while (auto c = rk.qp->poll_cq()) {
-        if (c->status != s::WcStatus::kSuccess) {
-          why = "rank " + std::to_string(r) + ": completion " +
-                std::string(s::to_string(c->status)) + " for wr " + std::to_string(c->wr_id);
-          break;
-        }
-        if (c->opcode != s::WcOpcode::kRecv) continue;
-        const size_t k = c->wr_id >> 16;
-        const size_t m = c->wr_id & 0xFFFF;
-        if (k != rk.k) {
-          why = "rank " + std::to_string(r) + ": receive for collective " + std::to_string(k) +
-                " while in " + std::to_string(rk.k);
-          break;
-        }
-        if (m == 0) {
-          uint8_t want[e::kControlPayloadBytes];
-          e::encode_control(plan[k], want);
-          if (!c->with_imm || c->imm_data != e::kControlImm ||
-              c->byte_len != e::kControlPayloadBytes ||
-              std::memcmp(want, rk.ctrl_in.data(), e::kControlPayloadBytes) != 0) {
-            why = "rank " + std::to_string(r) + ": wrong control result for collective " +
-                  std::to_string(k);
-          }
-        } else if (c->byte_len != rk.data_in[m - 1].size()) {
-          why = "rank " + std::to_string(r) + ": result length " + std::to_string(c->byte_len);
-        }
-        if (m == 0) {
-          rk.ctrl_done = true;
-        } else {
-          ++rk.data_done;
-        }
-        maybe_send_deferred(r);
-        if (--rk.pending == 0) {
-          std::vector<uint8_t> all;
-          for (const auto& b : rk.data_in) all.insert(all.end(), b.begin(), b.end());
-          rk.results.push_back(std::move(all));
-          ++rk.k;
-          rk.posted = false;
-          drive(r);
-        }
-      }
-    }
+    for (size_t r = 0; r < R && why.empty(); ++r) step(r);
     if (!why.empty() || done()) break;
     uint64_t next = UINT64_MAX;
     if (!net.queue_.empty()) next = net.queue_.top().t;
@@ -414,55 +273,18 @@ RunResult run(const HarnessConfig& cfg, const std::vector<e::CollectiveDescripto
   if (!why.empty() || !done()) {
     std::ostringstream o;
     o << (why.empty() ? "hang" : why) << " at virtual t=" << net.now_ << " ns:";
-    for (size_t r = 0; r < R; ++r) {
-      const Rank& rk = *net.ranks_[r];
-      o << "\n  rank " << r << ": collective " << rk.k << "/" << plan.size() << std::hex
-        << " next_send_psn=" << rk.qp->next_send_psn() << " expected_psn=" << rk.qp->expected_psn()
-        << std::dec << " outstanding_sends=" << rk.qp->outstanding_sends()
-        << " posted_recvs=" << rk.qp->posted_recvs()
-        << " state=" << (rk.qp->state() == s::QpState::kRts ? "RTS" : "ERROR")
-        << " timeouts=" << rk.qp->counters().timeouts << " rnr_rx=" << rk.qp->counters().rx_rnr_nak
-        << " retx=" << rk.qp->counters().tx_retransmits;
-    }
+    for (size_t r = 0; r < R; ++r) o << "\n  " << net.ranks_[r]->runner->dump();
     why = o.str();
   }
   // Results bit for bit.
   for (size_t k = 0; k < plan.size() && why.empty(); ++k) {
-    const e::CollectiveDescriptor& d = plan[k];
-    const e::CollectiveShape sh = e::shape_of(d, static_cast<uint16_t>(R), cfg.pmtu);
     for (size_t r = 0; r < R && why.empty(); ++r) {
-      std::vector<uint8_t> want;
-      const size_t chunk = sh.chunk_bytes;
-      switch (d.type) {
-        case e::CollectiveType::kAllReduce:
-          want = reference(d, inputs[k]);
-          break;
-        case e::CollectiveType::kReduce:
-          if (r == d.root) want = reference(d, inputs[k]);
-          break;
-        case e::CollectiveType::kBroadcast:
-          if (r != d.root) want = inputs[k][d.root];
-          break;
-        case e::CollectiveType::kReduceScatter: {
-          std::vector<std::vector<uint8_t>> chunks;
-          for (size_t p = 0; p < R; ++p) {
-            chunks.emplace_back(inputs[k][p].begin() + static_cast<long>(r * chunk),
-                                inputs[k][p].begin() + static_cast<long>((r + 1) * chunk));
-          }
-          want = reference(d, chunks);
-          break;
-        }
-        case e::CollectiveType::kAllGather:
-          for (size_t p = 0; p < R; ++p) {
-            if (p != r) want.insert(want.end(), inputs[k][p].begin(), inputs[k][p].end());
-          }
-          break;
-        case e::CollectiveType::kBarrier:
-          break;
-      }
-      if (net.ranks_[r]->results[k] != want) {
+      const std::vector<uint8_t> want =
+          host::expected_result(plan[k], static_cast<uint16_t>(r), inputs[k]);
+      if (const auto at = host::first_difference(net.ranks_[r]->results[k], want)) {
         why = "rank " + std::to_string(r) + ": result of collective " + std::to_string(k) + " (" +
-              std::string(e::to_string(d.type)) + ") differs from the reference";
+              host::format_collective(plan[k]) + ") differs from the reference at byte " +
+              std::to_string(*at);
       }
     }
   }

@@ -2,11 +2,11 @@
 // (host/transport/soft RcQp, the same endpoint that interoperates with Linux
 // rdma_rxe) and Mode-II switches (datapath/engine), joined by simulated links
 // with seeded loss, duplication, reordering and delay (ACKs included), on a
-// virtual clock. Every rank runs a plan of collectives exactly as a rank
-// library would — post receives, send the control message, send its data,
-// wait for the results — and the harness checks results against a reference
-// reduction bit for bit. A virtual-time bound turns a hang into a failure with
-// a dump of the stuck PSNs.
+// virtual clock. Every rank runs a plan of collectives with the rank library's
+// own logic (host/collective CollectiveRunner: post receives, send the control
+// message, send its data, wait for the results), and the harness checks
+// results against host/collective/expected.h bit for bit. A virtual-time
+// bound turns a hang into a failure with a dump of the stuck PSNs.
 #pragma once
 
 #include <cstdint>
@@ -48,15 +48,12 @@ struct RunResult {
   size_t ranks_count = 0;
 };
 
-// Runs `plan` (the same sequence of collectives on every rank). Rank r's input to
-// collective k is inputs[k][r] (bytes, little-endian elements); the harness fills
-// the expected results from arith::reference.
+// Runs `plan` (the same sequence of collectives on every rank), each rank driven by the
+// rank library's host::CollectiveRunner. Rank r's input to collective k is inputs[k][r]
+// (host::send_bytes(plan[k], ranks) bytes, little-endian elements, e.g. host::exact_inputs);
+// every rank's result is checked against host::expected_result.
 RunResult run(const HarnessConfig& cfg, const std::vector<engine::CollectiveDescriptor>& plan,
               const std::vector<std::vector<std::vector<uint8_t>>>& inputs);
-
-// Inputs whose reduction is exact in any order for the type (small integers).
-std::vector<std::vector<uint8_t>> exact_inputs(const engine::CollectiveDescriptor& d, int ranks,
-                                               uint64_t seed);
 
 int rank_count(const std::vector<int>& shape);
 

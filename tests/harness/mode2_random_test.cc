@@ -8,6 +8,7 @@
 
 #include <random>
 
+#include "host/collective/inputs.h"
 #include "tests/harness/mode2_harness.h"
 
 namespace epic::harness {
@@ -59,7 +60,8 @@ TEST(Mode2Random, ThousandSeedsOfAllSixPrimitivesInterleaved) {
         }
       }
       plan.push_back(d);
-      inputs.push_back(exact_inputs(d, R, seed * 100 + static_cast<uint64_t>(k)));
+      inputs.push_back(
+          host::exact_inputs(d, static_cast<uint16_t>(R), seed, static_cast<uint64_t>(k)));
     }
     const RunResult r = run(cfg, plan, inputs);
     collectives += plan.size();

@@ -1,0 +1,58 @@
+#include "host/collective/expected.h"
+
+#include <algorithm>
+
+#include "datapath/arith/accumulate.h"
+#include "host/collective/layout.h"
+
+namespace epic::host {
+
+namespace e = epic::engine;
+
+std::vector<uint8_t> reduce_reference(const e::CollectiveDescriptor& d,
+                                      const std::vector<std::vector<uint8_t>>& inputs,
+                                      size_t offset, size_t n) {
+  std::vector<uint8_t> out(n * arith::wire_bytes(d.dtype));
+  if (n == 0 || inputs.empty()) return out;
+  std::vector<uint8_t> acc(n * arith::accum_bytes(d.dtype));
+  arith::reference::load(d.dtype, acc.data(), inputs[0].data() + offset, n);
+  for (size_t r = 1; r < inputs.size(); ++r) {
+    arith::reference::combine(d.dtype, d.op, acc.data(), inputs[r].data() + offset, n);
+  }
+  arith::reference::store(d.dtype, out.data(), acc.data(), n);
+  return out;
+}
+
+std::vector<uint8_t> expected_result(const e::CollectiveDescriptor& d, uint16_t rank,
+                                     const std::vector<std::vector<uint8_t>>& inputs) {
+  const auto ranks = static_cast<uint16_t>(inputs.size());
+  const size_t chunk = size_t{d.count} * arith::wire_bytes(d.dtype);
+  switch (d.type) {
+    case e::CollectiveType::kAllReduce:
+      return reduce_reference(d, inputs, 0, d.count);
+    case e::CollectiveType::kReduce:
+      return rank == d.root ? reduce_reference(d, inputs, 0, d.count) : std::vector<uint8_t>{};
+    case e::CollectiveType::kBroadcast:
+      return inputs[d.root];
+    case e::CollectiveType::kReduceScatter:
+      return reduce_reference(d, inputs, rank * chunk, d.count);
+    case e::CollectiveType::kAllGather: {
+      std::vector<uint8_t> all;
+      all.reserve(recv_bytes(d, rank, ranks));
+      for (const auto& in : inputs) all.insert(all.end(), in.begin(), in.end());
+      return all;
+    }
+    case e::CollectiveType::kBarrier:
+      break;
+  }
+  return {};
+}
+
+std::optional<size_t> first_difference(std::span<const uint8_t> got,
+                                       std::span<const uint8_t> want) {
+  const auto [g, w] = std::mismatch(got.begin(), got.end(), want.begin(), want.end());
+  if (g == got.end() && w == want.end()) return std::nullopt;
+  return static_cast<size_t>(g - got.begin());
+}
+
+}  // namespace epic::host

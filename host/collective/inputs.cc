@@ -1,0 +1,78 @@
+#include "host/collective/inputs.h"
+
+#include <algorithm>
+#include <cstring>
+#include <random>
+
+#include "datapath/arith/element.h"
+#include "host/collective/layout.h"
+
+namespace epic::host {
+
+namespace {
+
+// splitmix64's finaliser: decorrelates nearby (seed, index, rank) triples.
+uint64_t mix(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+// Largest integer magnitude below which every integer is exact in the wire type.
+uint32_t exact_integer_limit(arith::DType t) {
+  switch (t) {
+    case arith::DType::kFp16:
+      return 1u << 11;
+    case arith::DType::kBf16:
+      return 1u << 8;
+    default:
+      return 1u << 24;
+  }
+}
+
+}  // namespace
+
+std::vector<uint8_t> exact_input(const engine::CollectiveDescriptor& d, uint16_t ranks,
+                                 uint64_t seed, uint64_t index, uint16_t rank) {
+  std::mt19937_64 rng(mix(mix(mix(seed) ^ index) ^ rank));
+  const size_t wb = arith::wire_bytes(d.dtype);
+  std::vector<uint8_t> out(send_bytes(d, ranks));
+  const size_t n = out.size() / wb;
+  if (d.dtype == arith::DType::kInt32) {
+    for (size_t i = 0; i < n; ++i) {
+      const auto y = static_cast<uint32_t>(rng());
+      std::memcpy(out.data() + i * 4, &y, 4);
+    }
+    return out;
+  }
+  int32_t bound = 1024;
+  if (d.op == arith::ReduceOp::kSum) {
+    const uint32_t limit = exact_integer_limit(d.dtype);
+    bound = static_cast<int32_t>(std::min<uint32_t>(8, limit / std::max<uint16_t>(ranks, 1)));
+    if (bound == 0) bound = rank < limit ? 1 : 0;
+  }
+  const uint64_t span = 2 * static_cast<uint64_t>(bound) + 1;
+  for (size_t i = 0; i < n; ++i) {
+    const auto x = static_cast<float>(static_cast<int32_t>(rng() % span) - bound);
+    uint8_t* p = out.data() + i * wb;
+    if (d.dtype == arith::DType::kFp32) {
+      std::memcpy(p, &x, 4);
+    } else {
+      const uint16_t h = d.dtype == arith::DType::kFp16 ? arith::reference::narrow_fp16(x)
+                                                        : arith::reference::narrow_bf16(x);
+      std::memcpy(p, &h, 2);
+    }
+  }
+  return out;
+}
+
+std::vector<std::vector<uint8_t>> exact_inputs(const engine::CollectiveDescriptor& d,
+                                               uint16_t ranks, uint64_t seed, uint64_t index) {
+  std::vector<std::vector<uint8_t>> in;
+  in.reserve(ranks);
+  for (uint16_t r = 0; r < ranks; ++r) in.push_back(exact_input(d, ranks, seed, index, r));
+  return in;
+}
+
+}  // namespace epic::host

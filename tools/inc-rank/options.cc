@@ -1,0 +1,189 @@
+#include "tools/inc-rank/options.h"
+
+#include <CLI/CLI.hpp>
+#include <bit>
+#include <string_view>
+
+#include "datapath/wire/addr.h"
+#include "host/collective/plan.h"
+
+namespace epic::tools::rank {
+
+const char* const kUsage =
+    R"(usage: inc-rank --iface IF --ip A.B.C.D --qpn N --switch-ip A.B.C.D --switch-qpn N
+                --rank R --ranks N --initial-psn P --window MW --plan PLAN [options]
+
+One rank of an EPIC Mode-II group, in user space: an RC queue pair (EPIC's soft
+RcQp on an AF_PACKET socket, with its own MAC and IPv4 address on IF) connected
+to the switch's virtual endpoint for this rank, running PLAN through the switch
+(incd) as a rank library does (host/collective CollectiveRunner). Every rank
+generates every rank's inputs from (--seed, collective index, rank), so each one
+checks its own results bit for bit, with no coordinator. Start one inc-rank per
+rank, with the same group, plan and seed options; they need not start together:
+the switch aggregates each collective's control message, so no rank's data runs
+ahead of the others.
+
+endpoint (as the switch's group configuration names this rank):
+  --iface IF                  Linux interface towards the switch (required)
+  --ip A.B.C.D                this rank's own IPv4 address (required; not an address
+                              the kernel owns on IF)
+  --mac MAC                   this rank's own MAC (default 02:00:A:B:C:D)
+  --qpn N                     this rank's QP number (required)
+  --udp-sport N               UDP source port of our frames (default 0xc000)
+  --switch-ip A.B.C.D         the switch's virtual endpoint for this rank (required;
+                              its MAC is resolved by ARP)
+  --switch-qpn N              that endpoint's QP number (required)
+  --arp-timeout-ms N          ARP resolution of the switch endpoint (default 5000)
+
+group (the same on every rank, as in the switch's configuration):
+  --rank R                    this rank's index, 0 .. ranks-1 (required)
+  --ranks N                   ranks in the group (required)
+  --initial-psn P             the group's initial PSN, 0 .. 0xffffff (required)
+  --window MW                 the group's window MW, a power of two up to 4096 (required)
+  --pmtu N                    path MTU: 256 512 1024 2048 4096 (default 1024)
+
+plan:
+  --plan PLAN                 the collectives to run, in order, comma-separated:
+                                allreduce:DTYPE:OP:COUNT    reduce:DTYPE:OP:root=R:COUNT
+                                broadcast:DTYPE:root=R:COUNT
+                                reduce_scatter:DTYPE:OP:COUNT
+                                allgather:DTYPE:COUNT       barrier
+                              DTYPE int32 fp32 fp16 bf16, OP sum min max; COUNT is
+                              elements per rank (reduce_scatter, allgather: of each
+                              rank's chunk). Example:
+                              allreduce:int32:sum:1048576,barrier,broadcast:fp32:root=2:4096
+  --reps K                    run the plan K times (default 1)
+  --seed S                    seed of every rank's inputs (default 1)
+
+RC and bounds:
+  --timeout-ms T              each collective, and the final acknowledgements of our
+                              uploads (default 10000)
+  --retransmit-timeout-us N   local ACK timeout (default 20000)
+  --retry-count N             retransmissions before the QP fails, 0-7 (default 7);
+                              the RNR retry count is 7 (infinite), as the switch needs
+  --linger-ms N               keep acknowledging after the last collective (default 200)
+
+loss injection (our side, seeded, off by default):
+  --tx-loss R                 drop this fraction of our outgoing RoCE frames
+  --ack-loss R                drop this fraction of incoming ACK/NAK frames
+  --rx-loss R                 drop this fraction of incoming result packets
+  --loss-seed N               seed of the loss (default 1)
+
+output:
+  --json                      one JSON line per collective, then a summary line:
+                              {"rank":R,"k":i,"primitive":..,"dtype":..,"op":..,
+                              "root":..,"count":N,"bytes":B,"ok":true,"latency_us":X}
+                              {"rank":R,"summary":true,"collectives":..,"failed":..,
+                              "retransmits":..,"timeouts":..,...}
+  -h, --help                  this text
+
+Numbers are decimal or 0x-prefixed hexadecimal. bytes is the larger of a rank's
+input and result buffers; latency_us runs from posting the collective to its
+last result. Without --json, one line per collective and a final "INC_RANK
+PASS|FAIL ..." line.
+exit status: 0 every result matched, 1 a result differed (the collective and
+the first differing byte offset are printed), 2 usage error, 3 setup failure
+(interface, ARP), a collective or the final acknowledgements timed out (with a
+dump of the stuck state), or the QP failed.
+)";
+
+namespace {
+
+std::string check_rate(const char* name, double v) {
+  if (v >= 0.0 && v <= 1.0) return "";
+  return std::string(name) + " is a fraction in [0, 1], got " + std::to_string(v);
+}
+
+}  // namespace
+
+ParsedOptions parse_options(int argc, const char* const* argv) {
+  ParsedOptions r;
+  Options& o = r.options;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (a == "-h" || a == "--help") {
+      o.help = true;
+      return r;
+    }
+  }
+  CLI::App app("inc-rank", "inc-rank");
+  app.set_help_flag();
+  // A later occurrence overrides an earlier one (scripts append to a common command line).
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  std::string ip, mac, switch_ip;
+  unsigned retry = o.retry_count;
+  app.add_option("--iface", o.iface)->required();
+  app.add_option("--ip", ip)->required();
+  app.add_option("--mac", mac);
+  app.add_option("--qpn", o.qpn)->required()->check(CLI::Range(1u, 0xFFFFFFu));
+  app.add_option("--udp-sport", o.udp_sport)->check(CLI::Range(1, 65535));
+  app.add_option("--switch-ip", switch_ip)->required();
+  app.add_option("--switch-qpn", o.switch_qpn)->required()->check(CLI::Range(1u, 0xFFFFFFu));
+  app.add_option("--arp-timeout-ms", o.arp_timeout_ms)->check(CLI::Range(1u, 600000u));
+  app.add_option("--rank", o.rank)->required();
+  app.add_option("--ranks", o.ranks)->required()->check(CLI::Range(1, 65535));
+  app.add_option("--initial-psn", o.initial_psn)->required()->check(CLI::Range(0u, 0xFFFFFFu));
+  app.add_option("--window", o.window)->required()->check(CLI::Range(1u, 4096u));
+  app.add_option("--pmtu", o.pmtu)->check(CLI::IsMember({256, 512, 1024, 2048, 4096}));
+  app.add_option("--plan", o.plan_text)->required();
+  app.add_option("--reps", o.reps)->check(CLI::Range(1u, 100000000u));
+  app.add_option("--seed", o.seed);
+  app.add_option("--timeout-ms", o.timeout_ms)->check(CLI::Range(1u, 3600000u));
+  app.add_option("--retransmit-timeout-us", o.retransmit_timeout_us)
+      ->check(CLI::Range(1u, 60000000u));
+  app.add_option("--retry-count", retry)->check(CLI::Range(0u, 7u));
+  app.add_option("--linger-ms", o.linger_ms)->check(CLI::Range(0u, 600000u));
+  app.add_option("--tx-loss", o.loss.tx_rate);
+  app.add_option("--ack-loss", o.loss.rx_ack_rate);
+  app.add_option("--rx-loss", o.loss.rx_request_rate);
+  app.add_option("--loss-seed", o.loss.seed);
+  app.add_flag("--json", o.json);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    r.error = e.what();
+    return r;
+  }
+  auto fail = [&](std::string msg) {
+    r.error = std::move(msg);
+    return r;
+  };
+  o.retry_count = static_cast<uint8_t>(retry);
+  const auto own_ip = wire::parse_ipv4(ip);
+  if (!own_ip || *own_ip == 0) return fail("--ip: '" + ip + "' is not an IPv4 address");
+  o.ip = *own_ip;
+  const auto sw_ip = wire::parse_ipv4(switch_ip);
+  if (!sw_ip || *sw_ip == 0) return fail("--switch-ip: '" + switch_ip + "' is not an IPv4 address");
+  o.switch_ip = *sw_ip;
+  if (o.ip == o.switch_ip) return fail("--ip and --switch-ip must differ");
+  if (mac.empty()) {
+    o.mac = {0x02, 0x00};  // then the four bytes of --ip: 02:00:A:B:C:D
+    for (int i = 0; i < 4; ++i) o.mac[2 + i] = static_cast<uint8_t>(o.ip >> (24 - 8 * i));
+  } else {
+    const auto m = wire::parse_mac(mac);
+    if (!m || ((*m)[0] & 1) != 0) return fail("--mac: '" + mac + "' is not a unicast MAC address");
+    o.mac = *m;
+  }
+  if (o.rank >= o.ranks) {
+    return fail("--rank " + std::to_string(o.rank) + " is not a rank of a group of " +
+                std::to_string(o.ranks) + " (0 .. " + std::to_string(o.ranks - 1) + ")");
+  }
+  if (!std::has_single_bit(o.window)) {
+    return fail("--window must be a power of two (the group's MW), got " +
+                std::to_string(o.window));
+  }
+  for (const auto& [name, v] : {std::pair{"--tx-loss", o.loss.tx_rate},
+                                {"--ack-loss", o.loss.rx_ack_rate},
+                                {"--rx-loss", o.loss.rx_request_rate}}) {
+    if (std::string why = check_rate(name, v); !why.empty()) return fail(why);
+  }
+  host::ParsedPlan plan = host::parse_plan(o.plan_text);
+  if (!plan.error.empty()) return fail("--plan: " + plan.error);
+  if (std::string why = host::check_plan(plan.plan, o.ranks); !why.empty()) {
+    return fail("--plan: " + why);
+  }
+  o.plan = std::move(plan.plan);
+  return r;
+}
+
+}  // namespace epic::tools::rank

@@ -1,0 +1,63 @@
+#include "tools/inc-rank/report.h"
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "host/collective/plan.h"
+
+namespace epic::tools::rank {
+
+namespace {
+double tenth(double x) { return std::round(x * 10) / 10; }
+}  // namespace
+
+std::string collective_line(uint16_t rank, const CollectiveOutcome& c, bool json) {
+  const bool ok = !c.first_difference.has_value();
+  if (json) {
+    nlohmann::ordered_json j;
+    j["rank"] = rank;
+    j["k"] = c.k;
+    j["primitive"] = engine::to_string(c.desc.type);
+    j["dtype"] = arith::to_string(c.desc.dtype);
+    j["op"] = arith::to_string(c.desc.op);
+    j["root"] = c.desc.root;
+    j["count"] = c.desc.count;
+    j["bytes"] = c.bytes;
+    j["ok"] = ok;
+    j["latency_us"] = tenth(c.latency_us);
+    if (!ok) j["first_difference"] = *c.first_difference;
+    return j.dump();
+  }
+  std::string s = "inc-rank: rank " + std::to_string(rank) + " k=" + std::to_string(c.k) + " " +
+                  host::format_collective(c.desc) + " bytes=" + std::to_string(c.bytes) +
+                  (ok ? " ok" : " WRONG first_difference=" + std::to_string(*c.first_difference));
+  char lat[32];
+  std::snprintf(lat, sizeof lat, " latency_us=%.1f", c.latency_us);
+  return s + lat;
+}
+
+std::string summary_line(uint16_t rank, const Summary& s, bool json) {
+  if (json) {
+    nlohmann::ordered_json j;
+    j["rank"] = rank;
+    j["summary"] = true;
+    j["collectives"] = s.collectives;
+    j["failed"] = s.failed;
+    j["retransmits"] = s.qp.tx_retransmits;
+    j["timeouts"] = s.qp.timeouts;
+    j["rnr_naks"] = s.qp.rx_rnr_nak;
+    j["naks_seq"] = s.qp.rx_nak_seq;
+    j["exit"] = s.exit_code;
+    if (!s.error.empty()) j["error"] = s.error;
+    return j.dump();
+  }
+  return std::string("INC_RANK ") + (s.exit_code == kExitPass ? "PASS" : "FAIL") +
+         " rank=" + std::to_string(rank) + " collectives=" + std::to_string(s.collectives) +
+         " failed=" + std::to_string(s.failed) +
+         " retransmits=" + std::to_string(s.qp.tx_retransmits) +
+         " timeouts=" + std::to_string(s.qp.timeouts) +
+         " rnr_naks=" + std::to_string(s.qp.rx_rnr_nak) +
+         " naks_seq=" + std::to_string(s.qp.rx_nak_seq) + " exit=" + std::to_string(s.exit_code);
+}
+
+}  // namespace epic::tools::rank
