@@ -101,7 +101,7 @@ int main(int argc, char** argv) {
   const dpdk::DatapathConfig dcfg = incd::datapath_options(cfg);
   if (print_eal) {
     dpdk::EalOptions eo = dcfg.eal;
-    for (const auto& p : dcfg.ports) eo.devices.push_back(p.device);
+    eo.devices = dpdk::Datapath::eal_devices(dcfg);
     for (const auto& a : dpdk::eal_arguments(eo)) std::printf("%s ", a.c_str());
     std::printf("\n");
     return 0;

@@ -117,9 +117,10 @@ void engine_metrics(Families& f, const Labels& w, const engine::EngineCounters& 
 
 void switch_metrics(Families& f, const Labels& w, const switching::PipelineCounters& c) {
   const std::pair<const char*, uint64_t> disp[] = {
-      {"forwarded", c.forwarded},      {"flooded", c.flooded},         {"to_engine", c.to_engine},
-      {"handed_off", c.handed_off},    {"arp_replies", c.arp_replies}, {"non_ip", c.non_ip},
-      {"transit_roce", c.transit_roce}};
+      {"forwarded", c.forwarded},     {"flooded", c.flooded},
+      {"to_engine", c.to_engine},     {"handed_off", c.handed_off},
+      {"arp_replies", c.arp_replies}, {"icmp_replies", c.icmp_replies},
+      {"non_ip", c.non_ip},           {"transit_roce", c.transit_roce}};
   for (const auto& [name, v] : disp) {
     Labels l = w;
     l.push_back({"disposition", name});

@@ -159,6 +159,20 @@ std::string Datapath::build_snapshot(const std::vector<e::GroupConfig>& groups,
   return "";
 }
 
+std::vector<std::string> Datapath::eal_devices(const DatapathConfig& c) {
+  std::vector<std::string> out;
+  for (const PortOptions& p : c.ports) {
+    if (is_ring_device(p.device)) continue;  // created after EAL init, see open_ports()
+    std::string d = p.device;
+    // af_packet: one queue pair per worker (the kernel's fan-out spreads flows over them).
+    if (d.rfind("net_af_packet", 0) == 0 && d.find("qpairs=") == std::string::npos &&
+        c.workers > 1)
+      d += ",qpairs=" + std::to_string(c.workers);
+    out.push_back(d);
+  }
+  return out;
+}
+
 std::string Datapath::start(const DatapathConfig& config) {
   if (running_) return "datapath already running";
   if (eal_ready_) return "EAL can be initialised once per process; restart incd instead";
@@ -166,15 +180,7 @@ std::string Datapath::start(const DatapathConfig& config) {
   if (config_.workers == 0) return "workers must be >= 1";
   if (config_.ports.empty()) return "no ports configured";
   if (config_.ports.size() > kMaxPorts) return "at most " + std::to_string(kMaxPorts) + " ports";
-  config_.eal.devices.clear();
-  for (const PortOptions& p : config_.ports) {
-    if (is_ring_device(p.device)) continue;  // created after EAL init, see open_ports()
-    std::string d = p.device;
-    if (d.rfind("net_af_packet", 0) == 0 && d.find("qpairs=") == std::string::npos &&
-        config_.workers > 1)
-      d += ",qpairs=" + std::to_string(config_.workers);
-    config_.eal.devices.push_back(d);
-  }
+  config_.eal.devices = eal_devices(config_);
   if (std::string err = eal_init(config_.eal); !err.empty()) return err;
   eal_ready_ = true;
   unsigned lcore;

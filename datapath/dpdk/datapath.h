@@ -71,6 +71,8 @@ class Datapath {
   // "" on success, else a message naming what failed (EAL, port X, lcores, group Y).
   std::string start(const DatapathConfig& config);
   void stop();
+  // The devices EAL probes for `c` (ring ports excluded; af_packet gets qpairs = workers).
+  static std::vector<std::string> eal_devices(const DatapathConfig& c);
   bool running() const { return running_; }
 
   // Replaces the installed groups (control path; blocks one RCU grace period).

@@ -13,7 +13,10 @@ bool is_vdev(const std::string& device) { return device.rfind("net_", 0) == 0; }
 std::string device_name(const std::string& device) { return device.substr(0, device.find(',')); }
 
 std::vector<std::string> eal_arguments(const EalOptions& o, const std::string& program) {
-  std::vector<std::string> a{program, "-l", o.lcores};
+  // "0-2" is an lcore list (-l); "0@0,1@1,2@1" maps lcores onto CPUs (--lcores), e.g. more
+  // workers than cores in a lab.
+  const bool mapped = o.lcores.find_first_of("@(") != std::string::npos;
+  std::vector<std::string> a{program, mapped ? "--lcores" : "-l", o.lcores};
   if (o.hugepages) {
     a.push_back("--in-memory");
   } else {

@@ -67,11 +67,18 @@ void Worker::apply(const Snapshot& s) {
     if (!in_snapshot(*g)) gone.push_back(g->config->group_id);
   }
   for (uint32_t id : gone) engine_->remove_group(id);
+  std::erase_if(held_slots_, [&](const auto& p) {
+    return std::none_of(engine_->groups().begin(), engine_->groups().end(),
+                        [&](const auto& g) { return g->slots == p.get(); });
+  });
   for (const GroupEntry& e : s.groups) {
     if (e.owner != s_.index) continue;
     const bool have = std::any_of(engine_->groups().begin(), engine_->groups().end(),
                                   [&](const auto& g) { return g->slots == e.slots.get(); });
-    if (!have) engine_->install_group(e.config, e.slots.get());
+    if (!have) {
+      engine_->install_group(e.config, e.slots.get());
+      held_slots_.push_back(e.slots);
+    }
   }
   pipeline_->set_config(&s.pipeline);
   applied_version_ = s.version;

@@ -80,6 +80,9 @@ class Worker {
   uint64_t tsc0_ = 0;
   uint64_t applied_version_ = 0;
   std::unique_ptr<engine::Mode2Engine> engine_;
+  // The slot regions of installed groups, held so that a region freed with an old snapshot
+  // cannot come back at the same address while its group is still installed here.
+  std::vector<std::shared_ptr<engine::SlotRegion>> held_slots_;
   std::unique_ptr<switching::SwitchPipeline> pipeline_;
   engine::TxBatch engine_out_, replies_;
   std::vector<rte_mbuf*> rx_, rx_faulted_, tx_faulted_;  // separate: a flush may run mid-RX

@@ -1,6 +1,9 @@
 #include "datapath/switching/switch_pipeline.h"
 
+#include <cstring>
+
 #include "datapath/switching/arp_responder.h"
+#include "datapath/switching/icmp_responder.h"
 #include "datapath/wire/bytes.h"
 #include "datapath/wire/layout.h"
 #include "datapath/wire/parser.h"
@@ -23,6 +26,10 @@ std::string_view to_string(DropReason r) {
       return "source_multicast";
     case DropReason::kNoPort:
       return "no_port";
+    case DropReason::kLinkLocal:
+      return "link_local";
+    case DropReason::kToSwitch:
+      return "to_switch";
   }
   return "unknown";
 }
@@ -33,6 +40,13 @@ SwitchPipeline::SwitchPipeline(uint16_t worker, size_t l2_capacity, uint64_t l2_
 bool SwitchPipeline::is_inc_address(uint32_t ipv4) const {
   for (const IncAddress& a : config_->inc_addresses) {
     if (a.ipv4 == ipv4) return true;
+  }
+  return false;
+}
+
+bool SwitchPipeline::is_inc_mac(const uint8_t* mac) const {
+  for (const IncAddress& a : config_->inc_addresses) {
+    if (std::memcmp(a.mac.data(), mac, 6) == 0) return true;
   }
   return false;
 }
@@ -50,8 +64,8 @@ Decision SwitchPipeline::classify(const uint8_t* frame, uint32_t len, uint16_t i
   if (in_port >= config_->max_frame.size()) return drop(DropReason::kNoPort);
   if (len > config_->max_frame[in_port]) return drop(DropReason::kOversize);
   if (frame[w::eth::kSrc] & 1) return drop(DropReason::kSourceMulticast);
-  l2_.learn(mac_at(frame + w::eth::kSrc), in_port, now_ns);
 
+  // Sizes first: a truncated frame teaches the L2 table nothing.
   size_t l3 = w::eth::kHeaderLen;
   uint16_t type = w::load_be16(frame + w::eth::kType);
   if (type == w::eth::kTypeVlan) {
@@ -59,6 +73,11 @@ Decision SwitchPipeline::classify(const uint8_t* frame, uint32_t len, uint16_t i
     type = w::load_be16(frame + w::eth::kType + w::eth::kVlanTagLen);
     l3 += w::eth::kVlanTagLen;
   }
+  if ((type == w::eth::kTypeIpv4 && len < l3 + w::ipv4::kHeaderLen) ||
+      (type == w::eth::kTypeIpv6 && len < l3 + w::ipv6::kHeaderLen))
+    return drop(DropReason::kRunt);
+  l2_.learn(mac_at(frame + w::eth::kSrc), in_port, now_ns);
+
   if (type == w::eth::kTypeArp) {
     uint8_t* out = replies.reserve(128);
     const size_t n = arp_reply(frame, len, config_->inc_addresses.data(),
@@ -74,6 +93,7 @@ Decision SwitchPipeline::classify(const uint8_t* frame, uint32_t len, uint16_t i
   }
   if (type != w::eth::kTypeIpv4 && type != w::eth::kTypeIpv6) {
     ++counters_.non_ip;
+    if (is_inc_mac(frame + w::eth::kDst)) return drop(DropReason::kToSwitch);
     return switch_l2(frame, in_port, now_ns);
   }
   // RoCEv2? (IPv4 without options and not a non-first fragment, or IPv6 without extension
@@ -82,7 +102,6 @@ Decision SwitchPipeline::classify(const uint8_t* frame, uint32_t len, uint16_t i
   uint8_t proto = 0;
   uint32_t dst4 = 0;
   if (type == w::eth::kTypeIpv4) {
-    if (len < l3 + w::ipv4::kHeaderLen) return drop(DropReason::kRunt);
     // A fragment other than the first has no UDP header: its first bytes are data.
     const uint16_t frag = w::load_be16(frame + l3 + w::ipv4::kFlagsFrag);
     if ((frame[l3] & 0x0F) == 5 && (frag & w::ipv4::kFragOffsetMask) == 0) {
@@ -91,14 +110,25 @@ Decision SwitchPipeline::classify(const uint8_t* frame, uint32_t len, uint16_t i
       dst4 = w::load_be32(frame + l3 + w::ipv4::kDst);
     }
   } else {
-    if (len < l3 + w::ipv6::kHeaderLen) return drop(DropReason::kRunt);
     l4 = l3 + w::ipv6::kHeaderLen;
     proto = frame[l3 + w::ipv6::kNextHeader];
   }
   const bool roce = l4 != 0 && proto == w::ipv4::kProtoUdp &&
                     len >= l4 + w::udp::kHeaderLen + w::bth::kHeaderLen &&
                     w::load_be16(frame + l4 + w::udp::kDstPort) == w::kRoceV2Port;
-  if (!roce) return switch_l2(frame, in_port, now_ns);
+  if (!roce) {
+    if (!is_inc_mac(frame + w::eth::kDst)) return switch_l2(frame, in_port, now_ns);
+    uint8_t* out = replies.reserve(len);
+    const size_t n = icmp_echo_reply(frame, len, config_->inc_addresses.data(),
+                                     config_->inc_addresses.size(), out, len);
+    if (n == 0) {
+      replies.cancel();
+      return drop(DropReason::kToSwitch);
+    }
+    replies.commit(in_port, n);
+    ++counters_.icmp_replies;
+    return {Verdict::kReplied, 0, 0, DropReason::kRunt};
+  }
   if (type == w::eth::kTypeIpv4 && is_inc_address(dst4)) {
     const uint32_t qpn = w::load_be24(frame + l4 + w::udp::kHeaderLen + w::bth::kDestQp);
     const auto it = config_->owner.find(PipelineConfig::key(dst4, qpn));
@@ -119,6 +149,9 @@ Decision SwitchPipeline::classify(const uint8_t* frame, uint32_t len, uint16_t i
 }
 
 Decision SwitchPipeline::switch_l2(const uint8_t* frame, uint16_t in_port, uint64_t now_ns) {
+  static constexpr uint8_t kLinkLocal[5] = {0x01, 0x80, 0xC2, 0x00, 0x00};
+  if (std::memcmp(frame + w::eth::kDst, kLinkLocal, 5) == 0 && frame[w::eth::kDst + 5] < 0x10)
+    return drop(DropReason::kLinkLocal);
   if (frame[w::eth::kDst] & 1) {  // broadcast / multicast
     ++counters_.flooded;
     return {Verdict::kFlood, 0, 0, DropReason::kRunt};

@@ -5,12 +5,16 @@
 //   runt / longer than the port's MTU allows        -> drop (counted by reason)
 //   learn the source MAC on the input port (L2Table, aging)
 //   ARP request for one of the switch's INC addresses -> reply written to `replies`
+//   ICMP echo request to an INC address               -> echo reply written to `replies`
+//   anything else to an INC MAC                       -> drop (the switch has no IP stack)
 //   IPv4 UDP 4791 to an INC address                 -> kEngine (this worker owns the
 //                                                      group) or kHandoff (another does)
 //   transit RoCEv2 (to anyone else)                 -> ICRC checked and counted; a bad one
 //                                                      dropped or passed (config)
 //   anything else                                   -> forward to the learned port, or
-//                                                      flood (unknown, broadcast, multicast)
+//                                                      flood (unknown, broadcast, multicast;
+//                                                      never the 802.1D link-local group)
+// The source MAC is learned once the frame has passed the size checks.
 //
 // DPDK-free: it sees bytes and port numbers; the DPDK worker (datapath/dpdk)
 // acts on the decision with mbufs, the fuzz target and the unit tests with
@@ -46,8 +50,10 @@ enum class DropReason : uint8_t {
   kHairpin,          // destination learned on the input port
   kSourceMulticast,  // a multicast/broadcast source MAC
   kNoPort,           // learned port no longer exists
+  kLinkLocal,        // 01:80:C2:00:00:0X (STP, PAUSE, LACP, LLDP...): 802.1D bridges never forward
+  kToSwitch,         // to an INC MAC, but not ARP, RoCEv2 or an echo request (no IP stack here)
 };
-inline constexpr size_t kDropReasonCount = 6;
+inline constexpr size_t kDropReasonCount = 8;
 std::string_view to_string(DropReason r);
 
 struct Decision {
@@ -64,6 +70,7 @@ struct PipelineCounters {
   uint64_t to_engine = 0;
   uint64_t handed_off = 0;
   uint64_t arp_replies = 0;
+  uint64_t icmp_replies = 0;  // echo replies from an INC address
   uint64_t non_ip = 0;        // switched frames that are not IPv4/IPv6 (ARP included)
   uint64_t transit_roce = 0;  // RoCEv2 between hosts, switched untouched
   uint64_t transit_bad_icrc = 0;
@@ -105,6 +112,7 @@ class SwitchPipeline {
   }
   Decision switch_l2(const uint8_t* frame, uint16_t in_port, uint64_t now_ns);
   bool is_inc_address(uint32_t ipv4) const;
+  bool is_inc_mac(const uint8_t* mac) const;
 
   uint16_t worker_;
   const PipelineConfig* config_ = nullptr;

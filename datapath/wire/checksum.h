@@ -8,7 +8,8 @@
 
 namespace epic::wire {
 
-// One's-complement checksum of `len` bytes (len even), as stored on the wire.
+// One's-complement checksum of `len` bytes, as stored on the wire (an odd length is padded
+// with a zero byte, RFC 1071).
 uint16_t internet_checksum(const uint8_t* data, size_t len);
 
 // Checksum of a 20-byte IPv4 header, computed with its checksum field as zero.

@@ -113,9 +113,9 @@ class Lab:
         spine.add_port(leaf.name, down)
 
     # --- incd ---------------------------------------------------------------------------------
-    def write_config(self, s, groups, faults=(), workers=1, extra=None):
+    def write_config(self, s, groups, faults=(), workers=1, lcores="0-1", extra=None):
         cfg = {
-            "eal": {"lcores": "0-1", "hugepages": False, "memory_mb": 256,
+            "eal": {"lcores": lcores, "hugepages": False, "memory_mb": 256,
                     "file_prefix": f"incd-{self.sfx}-{s.name}", "log_level": "warning"},
             "workers": workers,
             "burst": 32,

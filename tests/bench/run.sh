@@ -6,7 +6,7 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${EPIC_BENCH_BUILD:-$ROOT/build/release}
-BENCHES=(wire_bench arith_bench engine_bench)
+BENCHES=(wire_bench arith_bench engine_bench incd_loop_bench incd_veth_bench)
 case "${1:-}" in
   ""|-h|--help) sed -n '2,5p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   --list) printf '%s\n' "${BENCHES[@]}"; exit 0 ;;
@@ -15,6 +15,10 @@ NAME=$1; shift
 printf '%s\n' "${BENCHES[@]}" | grep -qx "$NAME" || { echo "run.sh: unknown benchmark '$NAME' (try --list)" >&2; exit 2; }
 if [ ! -f "$BUILD/build.ninja" ]; then
   cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release >&2
+fi
+if [ "$NAME" = incd_veth_bench ]; then  # a script: incd vs dpdk-testpmd over veths (root)
+  cmake --build "$BUILD" --target incd veth_blast >&2
+  EPIC_BENCH_BUILD=$BUILD exec "$ROOT/tests/bench/incd_veth_bench.sh" --json "$@"
 fi
 cmake --build "$BUILD" --target "$NAME" >&2
 BIN=$(find "$BUILD/tests/bench" -maxdepth 1 -type f -name "$NAME" | head -1)

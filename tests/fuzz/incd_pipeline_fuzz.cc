@@ -364,6 +364,21 @@ void check_arp_reply(const uint8_t* f, size_t len) {
   require(spa == a.ipv4 && std::equal(a.mac.begin(), a.mac.end(), f + w::eth::kSrc));
 }
 
+// An echo reply: from an INC address's MAC and IP, IPv4 and ICMP checksums valid, type 0.
+void check_icmp_reply(const uint8_t* f, size_t len) {
+  size_t l3 = w::eth::kHeaderLen;
+  if (w::load_be16(f + w::eth::kType) == w::eth::kTypeVlan) l3 += w::eth::kVlanTagLen;
+  require(len >= l3 + 28 && w::load_be16(f + l3 - 2) == w::eth::kTypeIpv4);
+  require(is_inc_mac(f + w::eth::kSrc));
+  const uint32_t src = w::load_be32(f + l3 + w::ipv4::kSrc);
+  const sw::IncAddress& a = src == kInc1.ipv4 ? kInc1 : kInc2;
+  require(src == a.ipv4 && std::equal(a.mac.begin(), a.mac.end(), f + w::eth::kSrc));
+  require(w::internet_checksum(f + l3, w::ipv4::kHeaderLen) == 0);
+  const size_t ip_len = w::load_be16(f + l3 + w::ipv4::kTotalLen);
+  require(l3 + ip_len == len && f[l3 + w::ipv4::kHeaderLen] == 0);
+  require(w::internet_checksum(f + l3 + w::ipv4::kHeaderLen, ip_len - w::ipv4::kHeaderLen) == 0);
+}
+
 // ---- the worker loop ----
 
 void dispatch(Switch& s, Worker& wr, int h, uint16_t port) {
@@ -407,7 +422,11 @@ void dispatch(Switch& s, Worker& wr, int h, uint16_t port) {
     case sw::Verdict::kReplied: {
       const auto& r = wr.replies->frame(replies_before);
       require(r.port == port);
-      check_arp_reply(wr.replies->data(replies_before), r.length);
+      if (sw::is_arp(wr.replies->data(replies_before), r.length)) {
+        check_arp_reply(wr.replies->data(replies_before), r.length);
+      } else {
+        check_icmp_reply(wr.replies->data(replies_before), r.length);
+      }
       s.store.end(h, State::kConsumed);
       return;
     }
@@ -623,10 +642,31 @@ std::vector<uint8_t> ipv4_udp(const e::Endpoint& a, const e::Endpoint& b, uint16
   return f;
 }
 
+// A valid ICMP echo request from `a` to an INC address (odd and even data lengths).
+std::vector<uint8_t> echo_to_inc(const e::Endpoint& a, uint8_t hosts) {
+  const sw::IncAddress& inc = (hosts & 0x40) ? kInc2 : kInc1;
+  const size_t data = hosts & 0x1F;
+  std::vector<uint8_t> f = ether(inc.mac, a.mac, w::eth::kTypeIpv4, 14 + 28 + data);
+  uint8_t* ip = f.data() + 14;
+  ip[0] = 0x45;
+  w::store_be16(ip + 2, static_cast<uint16_t>(28 + data));
+  ip[8] = 64;
+  ip[9] = 1;  // ICMP
+  w::store_be32(ip + 12, a.ipv4);
+  w::store_be32(ip + 16, inc.ipv4);
+  w::store_be16(ip + 10, w::ipv4_header_checksum(ip));
+  ip[20] = 8;  // echo request
+  w::store_be16(ip + 24, hosts);
+  for (size_t i = 0; i < data; ++i) ip[28 + i] = static_cast<uint8_t>(i);
+  w::store_be16(ip + 22, w::internet_checksum(ip + 20, 8 + data));
+  return f;
+}
+
 std::vector<uint8_t> plain_l2(uint8_t sel, uint8_t hosts) {
   const e::Endpoint a = host(hosts & 3), b = host((hosts >> 2) & 3);
   switch (sel & 7) {
     case 0:
+      if (hosts & 0x20) return echo_to_inc(a, hosts);
       return ipv4_udp(a, b, 53, 0x4000, 30);
     case 1: {
       std::vector<uint8_t> f = ether(b.mac, a.mac, w::eth::kTypeIpv6, 14 + 40 + 8 + 20);
@@ -691,12 +731,14 @@ void check_totals(const Switch& s) {
     for (uint64_t d : c.drops) drops += d;
     require(c.frames == wr.classified);
     require(c.frames ==
-            c.forwarded + c.flooded + c.to_engine + c.handed_off + c.arp_replies + drops);
+            c.forwarded + c.flooded + c.to_engine + c.handed_off + c.arp_replies +
+                c.icmp_replies + drops);
     require(c.forwarded == wr.verdicts[static_cast<size_t>(sw::Verdict::kForward)]);
     require(c.flooded == wr.verdicts[static_cast<size_t>(sw::Verdict::kFlood)]);
     require(c.to_engine == wr.verdicts[static_cast<size_t>(sw::Verdict::kEngine)]);
     require(c.handed_off == wr.verdicts[static_cast<size_t>(sw::Verdict::kHandoff)]);
-    require(c.arp_replies == wr.verdicts[static_cast<size_t>(sw::Verdict::kReplied)]);
+    require(c.arp_replies + c.icmp_replies ==
+            wr.verdicts[static_cast<size_t>(sw::Verdict::kReplied)]);
     require(drops == wr.verdicts[static_cast<size_t>(sw::Verdict::kDrop)]);
     require(c.transit_roce >= c.transit_bad_icrc + c.transit_malformed);
     const e::EngineCounters& ec = wr.engine.counters();

@@ -10,7 +10,7 @@
       from a rank namespace: a truncated IPv4 frame, a non-IP frame, RoCEv2 to the INC
       address with a bad ICRC, RoCEv2 to the INC address for an unknown QP, transit RoCEv2
       with a bad ICRC; each must be counted under its reason in /metrics, and incd must keep
-      switching (a ping still crosses it).
+      switching (a ping still crosses it), and its INC address answers ping.
 Prints "INCD_FAULTS PASS|FAIL".
   incd_faults.py BUILD_DIR
 """
@@ -129,6 +129,13 @@ def main():
                                "2", lab.ranks[6].kernel_ip], stdout=subprocess.PIPE, text=True)
         print(f"PING_AFTER {'PASS' if ping.returncode == 0 else 'FAIL'}")
         ok &= ping.returncode == 0
+        # The switch's own INC address answers ping (Linux checks the reply's checksums).
+        ping_sw = subprocess.run(["ip", "netns", "exec", lab.ranks[5].ns, "ping", "-c", "3", "-i",
+                                  "0.2", "-s", "101", "-W", "2", sw.ip],
+                                 stdout=subprocess.PIPE, text=True)
+        print(f"PING_SWITCH {'PASS' if ping_sw.returncode == 0 else 'FAIL'} "
+              f"{[l for l in ping_sw.stdout.splitlines() if 'packet loss' in l]}")
+        ok &= ping_sw.returncode == 0
         alive = sw.proc.poll() is None
         rc = lab.stop_incd(sw)
         print(f"INCD alive={alive} exit={rc}")

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <initializer_list>
 #include <map>
 #include <ostream>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "datapath/wire/builder.h"
+#include "datapath/wire/checksum.h"
 #include "datapath/wire/opcode.h"
 
 namespace epic::switching {
@@ -168,6 +170,7 @@ std::map<std::string, uint64_t> nonzero(const PipelineCounters& c) {
   add("to_engine", c.to_engine);
   add("handed_off", c.handed_off);
   add("arp_replies", c.arp_replies);
+  add("icmp_replies", c.icmp_replies);
   add("non_ip", c.non_ip);
   add("transit_roce", c.transit_roce);
   add("transit_bad_icrc", c.transit_bad_icrc);
@@ -351,21 +354,28 @@ const Case kCases[] = {
      0,
      forward(1),
      {{"forwarded", 1}, {"non_ip", 1}}},
-    {"LldpToItsMulticastAddressFlooded",
+    // 802.1D: a bridge never forwards the link-local group 01:80:C2:00:00:0X.
+    {"LldpToItsLinkLocalGroupIsNotForwarded",
      ether(kLldpMulticast, kA.mac, 0x88CC, Bytes(30, 0x02)),
      0,
-     flood(),
-     {{"flooded", 1}, {"non_ip", 1}}},
+     dropped(DropReason::kLinkLocal),
+     {{"drop.link_local", 1}, {"non_ip", 1}}},
     {"Ipv4WithOptionsToUdp4791IsNotRoceAndSwitched",
      ether(kB.mac, kA.mac, 0x0800, ipv4_udp(kA, kB.ipv4, 4791, 40, /*ihl=*/6)),
      0,
      forward(1),
      {{"forwarded", 1}}},
-    {"NonRoceUdpToAnIncAddressIsSwitched",
+    // The switch has no IP stack: what is not ARP, RoCEv2 or an echo request stops here.
+    {"NonRoceUdpToAnIncMacIsDroppedAsToSwitch",
      ether(kInc1.mac, kA.mac, 0x0800, ipv4_udp(kA, kInc1.ipv4, 53, 20)),
      0,
-     flood(),
-     {{"flooded", 1}}},
+     dropped(DropReason::kToSwitch),
+     {{"drop.to_switch", 1}}},
+    {"NonIpToAnIncMacIsDroppedAsToSwitch",
+     ether(kInc1.mac, kA.mac, 0x88B5, Bytes(46, 0x01)),
+     0,
+     dropped(DropReason::kToSwitch),
+     {{"drop.to_switch", 1}, {"non_ip", 1}}},
     // A fragment after the first carries no UDP header: bytes that read like port 4791 are
     // data, and even a switch that drops bad RoCEv2 passes it.
     {"NonFirstIpv4FragmentIsNotRoce",
@@ -375,11 +385,11 @@ const Case kCases[] = {
      {{"forwarded", 1}},
      {},
      true},
-    {"NonFirstIpv4FragmentToAnIncAddressIsSwitched",
+    {"NonFirstIpv4FragmentToAnIncAddressIsNotRoce",
      ether(kInc1.mac, kA.mac, 0x0800, ipv4_udp(kA, kInc1.ipv4, 4791, 40, 5, 0x00B9)),
      0,
-     flood(),
-     {{"flooded", 1}}},
+     dropped(DropReason::kToSwitch),
+     {{"drop.to_switch", 1}}},
 
     // ---- ARP ----
     {"ArpRequestForAnIncAddressIsAnswered",
@@ -614,12 +624,79 @@ TEST(SwitchPipeline, EmptyConfigurationDropsEveryFrameAsNoPort) {
 }
 
 TEST(SwitchPipeline, DropReasonsHaveStableNames) {
-  const std::vector<std::string> names = {"runt",    "oversize",         "bad_icrc",
-                                          "hairpin", "source_multicast", "no_port"};
+  const std::vector<std::string> names = {"runt",       "oversize",         "bad_icrc",
+                                          "hairpin",    "source_multicast", "no_port",
+                                          "link_local", "to_switch"};
   ASSERT_EQ(names.size(), kDropReasonCount);
   for (size_t r = 0; r < kDropReasonCount; ++r) {
     EXPECT_EQ(to_string(static_cast<DropReason>(r)), names[r]);
   }
+}
+
+// ICMP echo to an INC address: the reply swaps the addresses, keeps identifier, sequence and
+// data, and carries valid IPv4 and ICMP checksums (Linux ping checks them end to end in
+// integration.incd_faults). A request with a bad checksum, or to an INC MAC with another IP,
+// is not answered.
+Bytes echo_request(const w::MacAddr& dst_mac, uint32_t dst_ip, size_t data_len) {
+  Bytes ip;
+  const size_t ip_len = 20 + 8 + data_len;
+  ip.insert(ip.end(), {0x45, 0});
+  put16(ip, static_cast<uint16_t>(ip_len));
+  put16(ip, 0x1234);
+  put16(ip, 0x4000);
+  ip.insert(ip.end(), {64, 1, 0, 0});
+  put32(ip, kA.ipv4);
+  put32(ip, dst_ip);
+  const uint16_t ipsum = w::internet_checksum(ip.data(), 20);
+  ip[10] = static_cast<uint8_t>(ipsum >> 8);
+  ip[11] = static_cast<uint8_t>(ipsum);
+  ip.insert(ip.end(), {8, 0, 0, 0, 0xAB, 0xCD, 0x00, 0x07});
+  for (size_t i = 0; i < data_len; ++i) ip.push_back(static_cast<uint8_t>(i * 7));
+  const uint16_t isum = w::internet_checksum(ip.data() + 20, 8 + data_len);
+  ip[22] = static_cast<uint8_t>(isum >> 8);
+  ip[23] = static_cast<uint8_t>(isum);
+  return ether(dst_mac, kA.mac, 0x0800, ip, -1, 0);
+}
+
+TEST(SwitchPipeline, EchoRequestToAnIncAddressIsAnswered) {
+  const PipelineConfig config = make_config(false);
+  SwitchPipeline p(kSelf, 64, 0);
+  p.set_config(&config);
+  for (size_t data_len : {0, 1, 56, 1001}) {
+    engine::TxBatch replies;
+    const Bytes req = echo_request(kInc2.mac, kInc2.ipv4, data_len);
+    const Decision d = p.classify(req.data(), static_cast<uint32_t>(req.size()), 3, kNow, replies);
+    ASSERT_EQ(describe(d), "replied") << data_len;
+    ASSERT_EQ(replies.size(), 1u);
+    EXPECT_EQ(replies.frame(0).port, 3);
+    const Bytes rep(replies.data(0), replies.data(0) + replies.frame(0).length);
+    ASSERT_EQ(rep.size(), req.size());
+    EXPECT_TRUE(std::equal(rep.begin(), rep.begin() + 6, kA.mac.begin()));
+    EXPECT_TRUE(std::equal(rep.begin() + 6, rep.begin() + 12, kInc2.mac.begin()));
+    EXPECT_TRUE(std::equal(rep.begin() + 26, rep.begin() + 30, req.begin() + 30));  // src = old dst
+    EXPECT_TRUE(std::equal(rep.begin() + 30, rep.begin() + 34, req.begin() + 26));
+    EXPECT_EQ(w::internet_checksum(rep.data() + 14, 20), 0);
+    EXPECT_EQ(rep[34], 0);  // echo reply
+    EXPECT_EQ(w::internet_checksum(rep.data() + 34, rep.size() - 34), 0);
+    EXPECT_TRUE(std::equal(rep.begin() + 38, rep.end(), req.begin() + 38));  // id, seq, data
+  }
+  EXPECT_EQ(p.counters().icmp_replies, 4u);
+
+  engine::TxBatch replies;
+  Bytes bad = echo_request(kInc1.mac, kInc1.ipv4, 8);
+  bad.back() ^= 1;
+  EXPECT_EQ(describe(p.classify(bad.data(), static_cast<uint32_t>(bad.size()), 0, kNow, replies)),
+            "drop to_switch");
+  const Bytes wrong_ip = echo_request(kInc1.mac, kInc2.ipv4, 8);
+  EXPECT_EQ(describe(p.classify(wrong_ip.data(), static_cast<uint32_t>(wrong_ip.size()), 0, kNow,
+                                replies)),
+            "drop to_switch");
+  p.l2().learn(kB.mac, 1, kNow);
+  const Bytes to_host = echo_request(kB.mac, kB.ipv4, 8);
+  EXPECT_EQ(
+      describe(p.classify(to_host.data(), static_cast<uint32_t>(to_host.size()), 0, kNow, replies)),
+      "forward port 1");
+  EXPECT_EQ(replies.size(), 0u);
 }
 
 }  // namespace
