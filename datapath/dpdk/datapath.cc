@@ -165,8 +165,7 @@ std::vector<std::string> Datapath::eal_devices(const DatapathConfig& c) {
     if (is_ring_device(p.device)) continue;  // created after EAL init, see open_ports()
     std::string d = p.device;
     // af_packet: one queue pair per worker (the kernel's fan-out spreads flows over them).
-    if (d.rfind("net_af_packet", 0) == 0 && d.find("qpairs=") == std::string::npos &&
-        c.workers > 1)
+    if (d.rfind("net_af_packet", 0) == 0 && d.find("qpairs=") == std::string::npos && c.workers > 1)
       d += ",qpairs=" + std::to_string(c.workers);
     out.push_back(d);
   }

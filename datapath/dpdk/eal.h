@@ -14,7 +14,7 @@ struct EalOptions {
   // -l list ("0-1": first = main (control) lcore, the rest run workers), or an --lcores map
   // when it contains '@' ("0@0,1@1,2@1": three lcores on two CPUs)
   std::string lcores = "0-1";
-  bool hugepages = false;      // false: --no-huge -m memory_mb
+  bool hugepages = false;  // false: --no-huge -m memory_mb
   unsigned memory_mb = 256;
   std::string file_prefix;  // "" = incd-<pid>
   std::string log_level = "warning";

@@ -199,8 +199,9 @@ class Lab:
     def endpoint(mac, ip, qpn):
         return {"mac": mac, "ipv4": ip, "qpn": qpn}
 
-    def rank_child(self, r):
-        return {"port": r.port_name, "rank": r.index,
+    def rank_child(self, r, first=0):
+        """A rank child of r's switch; `first` = the lab index of the group's rank 0."""
+        return {"port": r.port_name, "rank": r.index - first,
                 "remote": self.endpoint(r.mac, r.ip, r.qpn),
                 "local": {"ipv4": r.switch.ip, "qpn": r.switch_qpn}}
 

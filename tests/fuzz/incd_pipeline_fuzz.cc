@@ -730,9 +730,8 @@ void check_totals(const Switch& s) {
     uint64_t drops = 0;
     for (uint64_t d : c.drops) drops += d;
     require(c.frames == wr.classified);
-    require(c.frames ==
-            c.forwarded + c.flooded + c.to_engine + c.handed_off + c.arp_replies +
-                c.icmp_replies + drops);
+    require(c.frames == c.forwarded + c.flooded + c.to_engine + c.handed_off + c.arp_replies +
+                            c.icmp_replies + drops);
     require(c.forwarded == wr.verdicts[static_cast<size_t>(sw::Verdict::kForward)]);
     require(c.flooded == wr.verdicts[static_cast<size_t>(sw::Verdict::kFlood)]);
     require(c.to_engine == wr.verdicts[static_cast<size_t>(sw::Verdict::kEngine)]);

@@ -58,12 +58,7 @@ def main():
         for _ in range(8):
             lab.add_rank(sw)
         g1 = lab.group(1, 4, [lab.rank_child(r) for r in lab.ranks[:4]])
-        children2 = []
-        for r in lab.ranks[4:]:
-            c = lab.rank_child(r)
-            c["rank"] = r.index - 4
-            children2.append(c)
-        g2 = lab.group(2, 4, children2)
+        g2 = lab.group(2, 4, [lab.rank_child(r, first=4) for r in lab.ranks[4:]])
         lab.write_config(sw, [g1, g2])
         lab.start_incd(sw)
 

@@ -30,12 +30,8 @@ def main():
             lab.add_rank(sw)
         groups = []
         for gid, members in ((1, lab.ranks[:4]), (2, lab.ranks[4:])):
-            children = []
-            for r in members:
-                c = lab.rank_child(r)
-                c["rank"] = r.index - members[0].index
-                children.append(c)
-            groups.append(lab.group(gid, 4, children))
+            groups.append(lab.group(gid, 4, [lab.rank_child(r, first=members[0].index)
+                                             for r in members]))
         lab.write_config(sw, groups, workers=2, lcores="0@0,1@1,2@1")
         lab.start_incd(sw)
         s1 = lab.start_ranks(lab.ranks[:4], PLAN, group_ranks=4, first=0, seed=31, reps=3,
