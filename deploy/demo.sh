@@ -1,21 +1,41 @@
 #!/usr/bin/env bash
-# EPIC's main job (README quick start):  deploy/demo.sh [--ranks N] [--reps K]
+# EPIC's main job (README quick start):
+#   deploy/demo.sh [--ranks N] [--reps K] [--real-ranks auto|yes|no | --no-real-ranks]
 #
 # Installs what it needs (deploy/install.sh), builds the optimized tree (build/release), then
-# runs the netns demo (deploy/netns/incd_demo.py): incd in a switch namespace on DPDK
-# af_packet ports and N (default 8) rank processes in their own namespaces, every primitive at
-# several sizes, each result verified bit for bit and timed; prints a table and incd's metrics,
-# and removes everything it created. Needs root. The manager (trees and memory grants over
-# gRPC) is not built yet: groups are static in incd's configuration.
+#  1. runs the netns demo (deploy/netns/incd_demo.py): incd in a switch namespace on DPDK
+#     af_packet ports and N (default 8) rank processes in their own namespaces on the soft
+#     transport (user-space RoCEv2 RC endpoint), every primitive at several sizes, each result
+#     verified bit for bit and timed, incd's metrics, then libinc's inc-bench on the same ranks;
+#  2. with --real-ranks auto (default) or yes: real RDMA ranks — three qemu guests whose Linux
+#     rdma_rxe (Soft-RoCE) NICs run inc-rank on libinc's verbs transport through incd
+#     (deploy/lab/incd_rxe.sh, lossless; about a minute). auto skips it, saying why, when the
+#     machine cannot run the guests (/dev/net/tun, qemu); yes makes that an error.
+# Every step says which transport it used. Removes everything it created. Needs root. The
+# manager (trees and memory grants over gRPC) is not wired in yet: groups are static in incd's
+# configuration. Exit status: 0 when every collective was verified.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-case "${1:-}" in -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
+usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; }
+REAL=auto
+PASS=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -h|--help) usage; exit 0;;
+    --real-ranks) [ $# -ge 2 ] || { echo "demo.sh: --real-ranks needs auto, yes or no" >&2; exit 2; }
+                  REAL=$2; shift 2;;
+    --real-ranks=*) REAL=${1#*=}; shift;;
+    --no-real-ranks) REAL=no; shift;;
+    *) PASS+=("$1"); shift;;
+  esac
+done
+case "$REAL" in auto|yes|no) ;; *) echo "demo.sh: --real-ranks must be auto, yes or no, not '$REAL'" >&2; exit 2;; esac
 [ "$(id -u)" = 0 ] || { echo "demo.sh: needs root (network namespaces, AF_PACKET, DPDK)" >&2; exit 1; }
 
 "$ROOT/deploy/install.sh"
 BUILD=$ROOT/build/release
 [ -f "$BUILD/build.ninja" ] || cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release
-cmake --build "$BUILD" -j"$(nproc)" --target incd inc-rank inc-wire
+cmake --build "$BUILD" -j"$(nproc)" --target incd inc-rank inc-bench inc-wire
 
 echo
 for f in "$ROOT"/tests/fixtures/rxe/rxe_rc_ipv4.pcap; do
@@ -23,4 +43,30 @@ for f in "$ROOT"/tests/fixtures/rxe/rxe_rc_ipv4.pcap; do
   "$BUILD/tools/inc-wire/inc-wire" verify "$f" | tail -n 2
 done
 echo
-exec /usr/bin/python3 "$ROOT/deploy/netns/incd_demo.py" "$BUILD" "$@"
+/usr/bin/python3 "$ROOT/deploy/netns/incd_demo.py" "$BUILD" ${PASS[@]+"${PASS[@]}"}
+
+[ "$REAL" = no ] && { echo; echo "== real RDMA ranks: skipped (--real-ranks no)"; exit 0; }
+why=""
+[ -c /dev/net/tun ] || why="no /dev/net/tun"
+command -v qemu-system-x86_64 >/dev/null || why="${why:+$why, }no qemu-system-x86_64"
+if [ -n "$why" ]; then
+  echo
+  if [ "$REAL" = yes ]; then
+    echo "demo.sh: real RDMA ranks requested but this machine cannot run the lab guests: $why" >&2
+    exit 1
+  fi
+  echo "== real RDMA ranks: skipped ($why); only the soft transport ran above"
+  exit 0
+fi
+echo
+echo "== real RDMA ranks: transport verbs (libibverbs on Linux rdma_rxe in 3 qemu guests) through incd"
+OUT=$(mktemp -d /tmp/epic-demo-rxe.XXXXXX)
+set +e
+"$ROOT/deploy/lab/incd_rxe.sh" --incd "$BUILD/daemon/incd" --inc-rank "$BUILD/tools/inc-rank/inc-rank" \
+  --loss 0 -o "$OUT" >"$OUT/incd_rxe.log" 2>&1
+rc=$?
+set -e
+grep -E '^(incd_rxe:|PHASE|pcap|INCD_RXE)' "$OUT/incd_rxe.log" | sed 's/^/   /'
+[ "$rc" = 0 ] || { echo "demo.sh: the real-ranks lab failed (exit $rc); last lines of $OUT/incd_rxe.log:" >&2; tail -n 20 "$OUT/incd_rxe.log" >&2; }
+echo "   artefacts (pcaps, incd log and metrics, the ranks' JSON lines): $OUT"
+exit "$rc"

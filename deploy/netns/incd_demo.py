@@ -7,9 +7,13 @@ against the reference reduction of all inputs), prints a table (primitive, type,
 check, latency = the slowest rank's, median over repetitions), shows a few of incd's /metrics,
 and tears everything down.
 
-Ranks use the user-space RoCEv2 RC endpoint (the "soft" transport over AF_PACKET): this
-machine has no RDMA device. (Real-verbs ranks arrive with libinc; the Soft-RoCE qemu lab in
-deploy/lab/ shows Linux rdma_rxe ranks.)
+Then the same ranks run libinc's inc-bench (the rank library's Communicator: AllReduce and
+Barrier, verified, timed) through a restarted incd.
+
+Ranks in network namespaces use the user-space RoCEv2 RC endpoint (the "soft" transport over
+AF_PACKET): one RDMA device cannot be shared by ranks in several namespaces, and this lab's
+machines have none. Real verbs ranks (Linux rdma_rxe in qemu guests through incd) are
+deploy/lab/incd_rxe.sh, which deploy/demo.sh runs after this unless --real-ranks no.
   incd_demo.py BUILD_DIR [--ranks N] [--reps K]
 """
 import argparse
@@ -58,7 +62,10 @@ def main():
         lab.write_config(sw, [lab.group(1, a.ranks, [lab.rank_child(r) for r in lab.ranks])])
         lab.start_incd(sw)
         print(f"   incd up: ports {', '.join(p for p, _ in sw.ports)}; INC address {sw.ip}")
-        print("   transport: soft (user-space RoCEv2 RC endpoint over AF_PACKET; no RDMA device here)")
+        devs = incd_lab.rdma_devices()
+        print("   transport: soft (user-space RoCEv2 RC endpoint over AF_PACKET; "
+              + (f"RDMA devices {', '.join(devs)} exist but cannot be shared by namespaces)"
+                 if devs else "no RDMA device on this host)"))
         t0 = time.time()
         started = lab.start_ranks(lab.ranks, ",".join(items), reps=a.reps, seed=2026,
                                   timeout_ms=120000)
@@ -99,9 +106,25 @@ def main():
                              ("incd_switch_frames_total", {"disposition": "arp_replies"})):
             v = lab.metric(m, name, **labels)
             print(f"   {name}{labels} = {v:.0f}" if v is not None else f"   {name} missing")
+        # libinc: the rank library's own benchmark, on a fresh incd (the group restarts at its PSN)
         rc = lab.stop_incd(sw)
-        print(f"\n== incd stopped (exit {rc}); tearing the lab down")
-    return 0 if ok and rc == 0 else 1
+        lab.start_incd(sw)
+        bench = os.path.join(a.build, "tools", "inc-bench", "inc-bench")
+        print(f"\n== libinc: inc-bench on {a.ranks} ranks (rank 0's report; every rank verifies)")
+        res = lab.run_in_ranks(
+            lab.ranks, lambda r: [bench, "--primitives", "barrier,allreduce", "--dtypes", "fp32",
+                                  "--sizes", "4K,1M", "--iters", "10", "--warmup", "2"],
+            lambda r: lab.rank_env(r, a.ranks, extra={"INC_TIMEOUT_MS": "60000"}), 300)
+        bench_ok = all(code == 0 for _, code, _ in res)
+        for line in res[0][2].splitlines():
+            print("   " + line)
+        if not bench_ok:
+            for r, code, out in res:
+                if code != 0:
+                    print(f"--- rank {r.index} exit {code}\n{out[-2000:]}")
+        rc2 = lab.stop_incd(sw)
+        print(f"\n== incd stopped (exit {rc}, {rc2}); tearing the lab down")
+    return 0 if ok and bench_ok and rc == 0 and rc2 == 0 else 1
 
 
 if __name__ == "__main__":

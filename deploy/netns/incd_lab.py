@@ -15,10 +15,8 @@ import os
 import random
 import signal
 import subprocess
-import sys
 import tempfile
 import time
-import urllib.request
 
 INC_SUBNET = "10.77.0"
 
@@ -56,6 +54,24 @@ class Rank:
         self.mac = f"02:00:00:00:00:{1 + index:02x}"
         self.qpn = 0x11 + index
         self.switch_qpn = 0x1000 + index               # the switch's endpoint of this edge
+
+
+
+def wait_procs(procs, timeout):
+    """Waits for [(key, Popen, output path)] until `timeout` s from now; kills (by PID) what is
+    left. Returns [(key, exit code or "timeout", output text)]."""
+    deadline = time.time() + timeout
+    res = []
+    for key, p, out in procs:
+        try:
+            rc = p.wait(max(0.1, deadline - time.time()))
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+            rc = "timeout"
+        with open(out) as f:
+            res.append((key, rc, f.read()))
+    return res
 
 
 class Lab:
@@ -235,18 +251,9 @@ class Lab:
 
     def wait_ranks(self, started, timeout):
         """Waits for every rank; returns (all ok, [parsed JSON lines per rank], texts)."""
-        deadline = time.time() + timeout
         ok = True
         results, texts = [], []
-        for r, p, out in started:
-            try:
-                rc = p.wait(max(1, deadline - time.time()))
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
-                rc = "timeout"
-            with open(out) as f:
-                text = f.read()
+        for r, rc, text in wait_procs(started, timeout):
             lines = []
             for line in text.splitlines():
                 if line.startswith("{"):
@@ -276,6 +283,31 @@ class Lab:
                 print(f"--- incd {s.name} log:\n{self.log(s)}")
         return ok
 
+    def rank_env(self, r, ranks, first=0, window=16, pmtu=1024, initial_psn=0x100, extra=None):
+        """libinc's INC_* peer parameters of lab rank r (soft transport), as rank_child()
+        configures it in incd; `first` = the lab index of the group's rank 0."""
+        e = {"INC_RANK": str(r.index - first), "INC_RANKS": str(ranks), "INC_TRANSPORT": "soft",
+             "INC_SWITCH_IP": r.switch.ip, "INC_SWITCH_QPN": str(r.switch_qpn),
+             "INC_PSN": str(initial_psn), "INC_PMTU": str(pmtu), "INC_WINDOW": str(window),
+             "INC_IFACE": r.ifname, "INC_MAC": r.mac, "INC_IP": r.ip, "INC_QPN": str(r.qpn)}
+        e.update(extra or {})
+        return e
+
+    def run_in_ranks(self, ranks, argv_of, env_of, timeout):
+        """Runs argv_of(r) in each rank's namespace with env_of(r) added to the environment,
+        all at once; returns [(rank, exit code or "timeout", output)]."""
+        procs = []
+        for r in ranks:
+            out = os.path.join(self.tmp, f"run-rank{r.index}-{len(self.procs)}.out")
+            env = dict(os.environ)
+            env.update(env_of(r))
+            f = open(out, "w")
+            p = subprocess.Popen(["ip", "netns", "exec", r.ns, *argv_of(r)], stdout=f,
+                                 stderr=subprocess.STDOUT, env=env)
+            self.procs.append(p)
+            procs.append((r, p, out))
+        return wait_procs(procs, timeout)
+
     # --- teardown -------------------------------------------------------------------------------
     def close(self):
         for p in self.procs:
@@ -298,6 +330,14 @@ class Lab:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def rdma_devices():
+    """Names of the host's RDMA devices (empty without any)."""
+    try:
+        return sorted(os.listdir("/sys/class/infiniband"))
+    except OSError:
+        return []
 
 
 def install_signal_exit():

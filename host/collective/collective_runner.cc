@@ -1,7 +1,6 @@
 #include "host/collective/collective_runner.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <cstring>
 
 #include "host/collective/layout.h"
@@ -19,15 +18,9 @@ namespace {
 constexpr unsigned kMessageBits = 16;
 uint64_t wr_id(uint64_t index, uint32_t message) { return index << kMessageBits | message; }
 
-std::string hex24(uint32_t psn) {
-  char b[16];
-  std::snprintf(b, sizeof b, "0x%06x", psn);
-  return b;
-}
-
 }  // namespace
 
-CollectiveRunner::CollectiveRunner(s::RcQp& qp, uint16_t rank, uint16_t ranks)
+CollectiveRunner::CollectiveRunner(Endpoint& qp, uint16_t rank, uint16_t ranks)
     : qp_(qp), rank_(rank), ranks_(ranks) {}
 
 bool CollectiveRunner::start(const e::CollectiveDescriptor& d, std::span<const uint8_t> send,
@@ -37,7 +30,7 @@ bool CollectiveRunner::start(const e::CollectiveDescriptor& d, std::span<const u
     fail("start(" + format_collective(d) + ") while " + describe(started_ - 1) + " is in progress");
     return false;
   }
-  const e::CollectiveShape sh = e::shape_of(d, ranks_, qp_.config().pmtu);
+  const e::CollectiveShape sh = e::shape_of(d, ranks_, qp_.pmtu());
   const uint32_t chunk = sh.chunk_bytes;
   const uint32_t sends = sh.n_data == 0 ? 0 : sh.send_count(rank_) / sh.chunk_packets;
   const uint32_t recvs = sh.n_data == 0 ? 0 : sh.recv_count(rank_) / sh.chunk_packets;
@@ -197,22 +190,14 @@ std::string CollectiveRunner::dump() const {
   if (active_) {
     o += describe(started_ - 1) + " waits for " + (control_in_ ? "" : "the control result and ") +
          std::to_string(result_messages_ - results_in_) + " of " +
-         std::to_string(result_messages_) + " result messages";
+         std::to_string(result_messages_) + " result messages (downlink, switch to rank)";
     if (deferred_) o += ", its data not yet sent (deferred)";
   } else {
     o += "idle after " + std::to_string(started_) + " collectives";
   }
-  const s::QpCounters& q = qp_.counters();
   o += "; unacknowledged uploads of " + std::to_string(uploads_.size()) + " collectives" +
        (uploads_.empty() ? "" : " from " + std::to_string(uploads_.front().index)) +
-       "; qp state=" + (qp_.state() == s::QpState::kRts ? "RTS" : "ERROR") +
-       " next_send_psn=" + hex24(qp_.next_send_psn()) +
-       " expected_psn=" + hex24(qp_.expected_psn()) +
-       " outstanding_sends=" + std::to_string(qp_.outstanding_sends()) +
-       " posted_recvs=" + std::to_string(qp_.posted_recvs()) +
-       " retransmits=" + std::to_string(q.tx_retransmits) +
-       " timeouts=" + std::to_string(q.timeouts) + " rnr_naks_rx=" + std::to_string(q.rx_rnr_nak) +
-       " naks_seq_rx=" + std::to_string(q.rx_nak_seq);
+       " (uplink, rank to switch); " + qp_.describe();
   return o;
 }
 

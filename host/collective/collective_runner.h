@@ -1,6 +1,6 @@
 // CollectiveRunner: the rank side of EPIC Mode-II collectives over one RC
-// queue pair to the switch's virtual endpoint — what a rank library does for
-// each collective (docs/mode2.md, "What the rank library must do"):
+// queue pair (host::Endpoint: soft or verbs) to the switch's virtual endpoint — what a rank library
+// does for each collective (docs/mode2.md, "What the rank library must do"):
 //
 //   start(d, send, recv)  post the receives (control result, then one per
 //                         result message, straight into `recv` at their
@@ -38,7 +38,7 @@
 
 #include "datapath/engine/collective.h"
 #include "datapath/engine/collective_map.h"
-#include "host/transport/soft/rc_qp.h"
+#include "host/transport/endpoint.h"
 
 namespace epic::host {
 
@@ -46,7 +46,7 @@ class CollectiveRunner {
  public:
   // `qp` is connected to the switch's endpoint for this rank; it must outlive
   // the runner, and nothing else may post on it or poll its completions.
-  CollectiveRunner(soft::RcQp& qp, uint16_t rank, uint16_t ranks);
+  CollectiveRunner(Endpoint& qp, uint16_t rank, uint16_t ranks);
 
   // Begins the next collective (number started()). Requires done() and no
   // error. `send` holds send_bytes(d, ranks) bytes (may be empty where this
@@ -95,7 +95,7 @@ class CollectiveRunner {
   void fail(const std::string& why);
   std::string describe(uint64_t index) const;
 
-  soft::RcQp& qp_;
+  Endpoint& qp_;
   uint16_t rank_;
   uint16_t ranks_;
   uint64_t started_ = 0;

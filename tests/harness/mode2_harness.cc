@@ -13,6 +13,7 @@
 #include "host/collective/layout.h"
 #include "host/collective/plan.h"
 #include "host/transport/soft/rc_qp.h"
+#include "host/transport/soft/soft_endpoint.h"
 
 namespace epic::harness {
 
@@ -44,6 +45,7 @@ struct Switch {
 // A rank is its RC QP to the leaf switch and the rank library's logic driving it.
 struct Rank {
   std::unique_ptr<s::RcQp> qp;
+  std::unique_ptr<s::SoftQpEndpoint> endpoint;  // the runner's view of qp
   std::unique_ptr<host::CollectiveRunner> runner;
   std::vector<std::vector<uint8_t>> results;  // per collective: the receive buffer
 };
@@ -186,7 +188,8 @@ RunResult run(const HarnessConfig& cfg, const std::vector<e::CollectiveDescripto
 
   for (size_t r = 0; r < R; ++r) {
     Rank& rk = *net.ranks_[r];
-    rk.runner = std::make_unique<host::CollectiveRunner>(*rk.qp, static_cast<uint16_t>(r),
+    rk.endpoint = std::make_unique<s::SoftQpEndpoint>(*rk.qp);
+    rk.runner = std::make_unique<host::CollectiveRunner>(*rk.endpoint, static_cast<uint16_t>(r),
                                                          static_cast<uint16_t>(R));
     rk.results.resize(plan.size());
   }

@@ -1,6 +1,7 @@
-// inc-rank: one rank of an EPIC Mode-II group on a Linux interface — a
-// user-space RC queue pair to the switch (incd) driven through a plan of
-// collectives, each result checked bit for bit. See `inc-rank --help`.
+// inc-rank: one rank of an EPIC Mode-II group — an RC queue pair to the switch
+// (incd), EPIC's user-space one on a Linux interface or an RDMA device's
+// (verbs), driven through a plan of collectives, each result checked bit for
+// bit. See `inc-rank --help`.
 #include <cstdio>
 
 #include "tools/inc-rank/options.h"

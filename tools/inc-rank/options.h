@@ -18,15 +18,31 @@ namespace epic::tools::rank {
 struct Options {
   bool help = false;
 
+  // "soft": EPIC's user-space RC endpoint on an interface (AF_PACKET);
+  // "verbs": an RC QP on an RDMA device (rdma-core), the QPN chosen by the device
+  std::string transport = "soft";
+
   // this rank's endpoint, and the switch's virtual endpoint for it
-  std::string iface;
+  std::string iface;  // soft
   wire::MacAddr mac{};
-  uint32_t ip = 0;  // host order
-  uint32_t qpn = 0;
+  uint32_t ip = 0;   // host order (verbs: optional, 0 = any; selects the GID)
+  uint32_t qpn = 0;  // soft
   uint16_t udp_sport = 0xC000;
   uint32_t switch_ip = 0;
   uint32_t switch_qpn = 0;
   uint32_t arp_timeout_ms = 5000;
+
+  // verbs
+  std::string device;  // "" = the first usable one
+  uint8_t ib_port = 1;
+  int gid_index = -1;       // -1 = the RoCEv2 GID of --ip (or the first IPv4 one)
+  uint8_t qp_timeout = 14;  // local ACK timeout code: 4.096 us * 2^code
+  uint8_t min_rnr_timer = 12;
+
+  // rendezvous: write our QPN, then wait for the switch to be configured
+  std::string qpn_file;
+  std::string wait_file;
+  uint32_t wait_timeout_ms = 60000;
 
   // the group (the same on every rank and in the switch's configuration)
   uint16_t rank = 0;

@@ -1,8 +1,15 @@
 #include "tools/inc-rank/run.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <deque>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -14,7 +21,12 @@
 #include "host/collective/plan.h"
 #include "host/transport/soft/io/mono_clock.h"
 #include "host/transport/soft/io/soft_nic.h"
+#include "host/transport/soft/io/soft_transport.h"
 #include "tools/inc-rank/report.h"
+
+#ifdef EPIC_HAVE_VERBS
+#include "host/transport/verbs/verbs_transport.h"
+#endif
 
 namespace epic::tools::rank {
 
@@ -28,7 +40,7 @@ struct Stop {
   std::string error;
 };
 
-soft::QpConfig qp_config(const Options& o, const wire::MacAddr& switch_mac) {
+soft::QpConfig qp_config(const Options& o) {
   soft::QpConfig c;
   c.qpn = o.qpn;
   c.remote_qpn = o.switch_qpn;
@@ -43,11 +55,71 @@ soft::QpConfig qp_config(const Options& o, const wire::MacAddr& switch_mac) {
   c.max_recv_wr = std::max<uint32_t>(1024, 2 * (uint32_t{o.ranks} + 1));
   c.max_send_wr = std::max<uint32_t>(1024, 4 * (uint32_t{o.ranks} + 1));
   c.path.local_mac = o.mac;
-  c.path.remote_mac = switch_mac;
   c.path.local_ipv4 = o.ip;
   c.path.remote_ipv4 = o.switch_ip;
   c.path.udp_src_port = o.udp_sport;
   return c;
+}
+
+#ifdef EPIC_HAVE_VERBS
+verbs::VerbsConfig verbs_config(const Options& o) {
+  verbs::VerbsConfig c;
+  c.device = o.device;
+  c.port = o.ib_port;
+  c.gid_index = o.gid_index;
+  c.local_ipv4 = o.ip;
+  c.remote_ipv4 = o.switch_ip;
+  c.sq_psn = c.rq_psn = o.initial_psn;  // every rank and the switch start at the group's PSN
+  c.pmtu = o.pmtu;
+  c.max_outstanding = o.window;
+  c.timeout_code = o.qp_timeout;
+  c.retry_count = o.retry_count;
+  c.rnr_retry = 7;  // infinite: the switch answers RNR NAK while other ranks are slow
+  c.min_rnr_timer = o.min_rnr_timer;
+  c.max_recv_wr = std::max<uint32_t>(1024, 2 * (uint32_t{o.ranks} + 1));
+  c.max_send_wr = std::max<uint32_t>(1024, 4 * (uint32_t{o.ranks} + 1));
+  return c;
+}
+#endif
+
+// Writes "<qpn>\n" to `path` through a temporary file and rename(), so that a
+// reader never sees a partial number. "" or why it failed.
+std::string write_qpn_file(const std::string& path, uint32_t qpn) {
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  std::FILE* f = std::fopen(tmp.c_str(), "w");
+  if (f == nullptr) return "--qpn-file: cannot create " + tmp + ": " + std::strerror(errno);
+  const bool wrote = std::fprintf(f, "%u\n", qpn) > 0;
+  const bool flushed = std::fflush(f) == 0 && ::fsync(::fileno(f)) == 0;
+  const int err = errno;
+  if (std::fclose(f) != 0 || !wrote || !flushed) {
+    std::remove(tmp.c_str());
+    return "--qpn-file: cannot write " + tmp + ": " + std::strerror(err);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int e = errno;
+    std::remove(tmp.c_str());
+    return "--qpn-file: cannot rename " + tmp + " to " + path + ": " + std::strerror(e);
+  }
+  return "";
+}
+
+// Waits until `path` exists, driving the transport meanwhile (the soft one
+// answers ARP). "" or why it failed.
+std::string wait_for_file(host::Transport& t, const std::string& path, uint32_t timeout_ms) {
+  auto exists = [&] {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0;
+  };
+  const auto deadline = io::MonoClock::now() + milliseconds(timeout_ms);
+  while (!exists()) {
+    if (!t.failure().empty()) return t.failure() + " while waiting for --wait-file " + path;
+    if (io::MonoClock::now() >= deadline) {
+      return "--wait-file " + path + " did not appear within " + std::to_string(timeout_ms) +
+             " ms (--wait-timeout-ms): the switch was not configured with this rank's QPN";
+    }
+    t.run_until(exists, milliseconds(20));
+  }
+  return "";
 }
 
 // Checks rank o.rank's result of collective k against what every rank's inputs give.
@@ -72,18 +144,15 @@ CollectiveOutcome check(const Options& o, uint64_t k, const engine::CollectiveDe
   return c;
 }
 
-Stop run_plan(io::SoftNic& nic, soft::RcQp& qp, const Options& o, Summary& sum) {
+Stop run_plan(host::Transport& qp, const Options& o, Summary& sum) {
   host::CollectiveRunner runner(qp, o.rank, o.ranks);
   // Inputs stay alive until the QP no longer reads them (after the collective's uploads are
   // acknowledged, which can be after its results are in).
   std::deque<std::pair<uint64_t, std::vector<uint8_t>>> inputs;
   std::vector<uint8_t> result;
   const milliseconds timeout(o.timeout_ms);
-  // Completions may post deferred data: transmit it now, not at the next event.
-  auto advance = [&] {
-    runner.poll();
-    nic.kick();
-  };
+  // Completions may post deferred data; the transport transmits it right away.
+  auto advance = [&] { runner.poll(); };
   const uint64_t total = uint64_t{o.reps} * o.plan.size();
   for (uint64_t k = 0; k < total; ++k) {
     const engine::CollectiveDescriptor& d = o.plan[k % o.plan.size()];
@@ -92,7 +161,7 @@ Stop run_plan(io::SoftNic& nic, soft::RcQp& qp, const Options& o, Summary& sum) 
     result.assign(host::recv_bytes(d, o.rank, o.ranks), 0xEE);
     const auto t0 = io::MonoClock::now();
     if (!runner.start(d, inputs.back().second, result)) return {kExitSetup, runner.error()};
-    const bool finished = nic.run_until(
+    const bool finished = qp.run_until(
         [&] {
           advance();
           return runner.done() || !runner.error().empty();
@@ -103,7 +172,7 @@ Stop run_plan(io::SoftNic& nic, soft::RcQp& qp, const Options& o, Summary& sum) 
     if (!finished) {
       const std::string what =
           "collective " + std::to_string(k) + " (" + host::format_collective(d) + ")";
-      if (!nic.failure().empty()) return {kExitSetup, nic.failure() + " during " + what};
+      if (!qp.failure().empty()) return {kExitSetup, qp.failure() + " during " + what};
       return {kExitSetup, what + " timed out after " + std::to_string(o.timeout_ms) +
                               " ms (the first one also waits for every rank to start)\n  " +
                               runner.dump()};
@@ -115,7 +184,7 @@ Stop run_plan(io::SoftNic& nic, soft::RcQp& qp, const Options& o, Summary& sum) 
   }
   // Our last uploads are acknowledged once their receivers acknowledged them; then linger so
   // that our own last ACKs can be repeated if the switch re-sends a result.
-  const bool acked = nic.run_until(
+  const bool acked = qp.run_until(
       [&] {
         advance();
         return runner.sends_complete() || !runner.error().empty();
@@ -126,7 +195,7 @@ Stop run_plan(io::SoftNic& nic, soft::RcQp& qp, const Options& o, Summary& sum) 
     return {kExitSetup, "the uploads of the last collectives were not acknowledged within " +
                             std::to_string(o.timeout_ms) + " ms\n  " + runner.dump()};
   }
-  nic.run_for(milliseconds(o.linger_ms));
+  qp.run_until([] { return false; }, milliseconds(o.linger_ms));
   return {sum.failed > 0 ? kExitWrongResult : kExitPass, ""};
 }
 
@@ -143,23 +212,55 @@ int run_rank(const Options& o) {
     std::fflush(stdout);
     return stop.code;
   };
-  io::SoftNicConfig nc;
-  nc.ifname = o.iface;
-  nc.mac = o.mac;
-  nc.ipv4 = o.ip;
-  nc.loss = o.loss;
-  auto nic = io::SoftNic::open(nc);
-  if (!nic.ok()) return finish({kExitSetup, nic.error});
-  auto mac = nic.value->resolve(o.switch_ip, milliseconds(o.arp_timeout_ms));
-  if (!mac.ok()) {
-    return finish({kExitSetup, mac.error + " (is incd running, with " +
-                                   wire::format_ipv4(o.switch_ip) + " among its inc_addresses?)"});
+  std::unique_ptr<host::Transport> transport;
+  io::SoftTransport* soft = nullptr;
+#ifdef EPIC_HAVE_VERBS
+  verbs::VerbsTransport* vt = nullptr;
+#endif
+  if (o.transport == "verbs") {
+#ifdef EPIC_HAVE_VERBS
+    auto t = verbs::VerbsTransport::create(verbs_config(o));
+    if (!t.ok()) return finish({kExitSetup, t.error});
+    vt = t.value.get();
+    transport = std::move(t.value);
+#else
+    return finish({kExitSetup,
+                   "--transport verbs: this inc-rank was built without libibverbs "
+                   "(apt-get install libibverbs-dev, then rebuild)"});
+#endif
+  } else {
+    io::SoftTransportConfig tc;
+    tc.nic.ifname = o.iface;
+    tc.nic.mac = o.mac;
+    tc.nic.ipv4 = o.ip;
+    tc.nic.loss = o.loss;
+    tc.qp = qp_config(o);
+    tc.arp_timeout = milliseconds(o.arp_timeout_ms);
+    auto t = io::SoftTransport::open(tc);
+    if (!t.ok()) return finish({kExitSetup, t.error});
+    soft = t.value.get();
+    transport = std::move(t.value);
   }
-  soft::RcQp qp(qp_config(o, mac.value));
-  nic.value->attach(qp);
-  const Stop stop = run_plan(*nic.value, qp, o, sum);
-  sum.qp = qp.counters();
-  nic.value->detach(qp.config().qpn);
+  if (!o.qpn_file.empty()) {
+    if (std::string why = write_qpn_file(o.qpn_file, transport->qpn()); !why.empty()) {
+      return finish({kExitSetup, why});
+    }
+  }
+  if (!o.wait_file.empty()) {
+    if (std::string why = wait_for_file(*transport, o.wait_file, o.wait_timeout_ms); !why.empty()) {
+      return finish({kExitSetup, why});
+    }
+  }
+#ifdef EPIC_HAVE_VERBS
+  if (vt != nullptr) {
+    if (auto st = vt->connect(o.switch_ip, o.switch_qpn); !st.ok()) {
+      return finish({kExitSetup, st.error});
+    }
+    std::fprintf(stderr, "inc-rank: rank %u: %s\n", o.rank, vt->describe().c_str());
+  }
+#endif
+  const Stop stop = run_plan(*transport, o, sum);
+  if (soft != nullptr) sum.qp = soft->qp().counters();
   return finish(stop);
 }
 

@@ -1,7 +1,9 @@
-// inc-rank's program: the SoftNic on the interface (our own MAC and IPv4, ARP,
-// the Asio loop), one RcQp to the switch's virtual endpoint for this rank, and
-// a host::CollectiveRunner driving it through the plan. Every wait runs the
-// loop (the QP keeps acknowledging and retransmitting) and is bounded.
+// inc-rank's program: the transport (soft: the SoftNic on the interface — our
+// own MAC and IPv4, ARP, the Asio loop — and one RcQp; verbs: an RC QP on an
+// RDMA device) connected to the switch's virtual endpoint for this rank, the
+// optional QPN rendezvous (--qpn-file, --wait-file), and a
+// host::CollectiveRunner driving it through the plan. Every wait drives the
+// transport (the QP keeps acknowledging and retransmitting) and is bounded.
 // Thread-safety: a single-threaded program.
 #pragma once
 

@@ -14,6 +14,7 @@
 
 #include "datapath/wire/parser.h"
 #include "host/collective/layout.h"
+#include "host/transport/soft/soft_endpoint.h"
 
 namespace epic::host {
 namespace {
@@ -54,7 +55,8 @@ class Fixture : public ::testing::Test {
     runner.reset();
     rank_qp = std::make_unique<soft::RcQp>(qp_config(kRankQp, kSwitchQp));
     sw = std::make_unique<soft::RcQp>(qp_config(kSwitchQp, kRankQp));
-    runner = std::make_unique<CollectiveRunner>(*rank_qp, rank, ranks);
+    endpoint = std::make_unique<soft::SoftQpEndpoint>(*rank_qp);
+    runner = std::make_unique<CollectiveRunner>(*endpoint, rank, ranks);
     for (auto& b : sw_in) b.assign(1 << 16, 0);
     for (size_t i = 0; i < sw_in.size(); ++i) {
       ASSERT_TRUE(sw->post_recv({i, sw_in[i].data(), static_cast<uint32_t>(sw_in[i].size())}));
@@ -103,6 +105,7 @@ class Fixture : public ::testing::Test {
   }
 
   std::unique_ptr<soft::RcQp> rank_qp, sw;
+  std::unique_ptr<soft::SoftQpEndpoint> endpoint;  // the runner's view of rank_qp
   std::unique_ptr<CollectiveRunner> runner;
   std::array<std::vector<uint8_t>, 16> sw_in;
   std::vector<soft::Completion> got;
@@ -252,8 +255,10 @@ TEST_F(Fixture, DumpShowsWhatTheCollectiveWaitsForAndTheQueuePsns) {
   const std::string dump = runner->dump();
   for (const char* part :
        {"rank 0/1: collective 0 (allreduce:int32:sum:4) waits for the control result and 1 of 1 "
-        "result messages; unacknowledged uploads of 1 collectives from 0",
-        "qp state=RTS next_send_psn=0x000000 expected_psn=0xfffffe outstanding_sends=2 "
+        "result messages (downlink, switch to rank); unacknowledged uploads of 1 collectives from "
+        "0 "
+        "(uplink, rank to switch)",
+        " state=RTS next_send_psn=0x000000 expected_psn=0xfffffe outstanding_sends=2 "
         "posted_recvs=2"}) {
     EXPECT_NE(dump.find(part), std::string::npos) << dump;
   }
@@ -275,7 +280,7 @@ TEST_F(Fixture, RetryExceededIsReportedWithTheCompletionStatusAndTheDump) {
                    "with retry_exceeded"),
             std::string::npos)
       << e;
-  EXPECT_NE(e.find("qp state=ERROR"), std::string::npos) << e;
+  EXPECT_NE(e.find(" state=ERROR next_send_psn="), std::string::npos) << e;
 }
 
 TEST_F(Fixture, ShortBuffersAndAStartWhileBusyAreRefused) {

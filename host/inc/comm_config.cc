@@ -1,0 +1,254 @@
+#include "host/inc/comm_config.h"
+
+#include <cerrno>
+#include <charconv>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <optional>
+#include <sstream>
+
+#include "datapath/wire/addr.h"
+
+extern char** environ;
+
+namespace epic::inc {
+
+namespace {
+
+const std::vector<std::pair<std::string, std::string>> kKeys = {
+    {"INC_RANK", "this rank's index in the group, 0..INC_RANKS-1 (required)"},
+    {"INC_RANKS", "number of ranks in the group, 1..65535 (required)"},
+    {"INC_TRANSPORT", "verbs | soft | auto (default auto: verbs when an RDMA device exists)"},
+    {"INC_SWITCH_IP", "the switch's INC address for this group, IPv4 (required)"},
+    {"INC_SWITCH_QPN", "the switch's virtual QPN for this rank (required)"},
+    {"INC_PSN", "the group's initial PSN (default 0)"},
+    {"INC_PMTU", "path MTU: 256, 512, 1024, 2048, 4096 (default 1024)"},
+    {"INC_WINDOW", "the group's window MW in packets (default 128)"},
+    {"INC_IFACE", "soft: the Linux interface of the endpoint"},
+    {"INC_MAC", "soft: the endpoint's own MAC (not the kernel's)"},
+    {"INC_IP", "soft: the endpoint's own IPv4 address; verbs: selects the GID (optional)"},
+    {"INC_QPN", "soft: this rank's QPN"},
+    {"INC_UDP_SPORT", "soft: UDP source port of our packets (default 49152)"},
+    {"INC_DEVICE", "verbs: RDMA device name (default: the first with an active RoCEv2 port)"},
+    {"INC_IB_PORT", "verbs: port number (default 1)"},
+    {"INC_GID_INDEX", "verbs: GID index (default -1: the RoCEv2 GID of INC_IP)"},
+    {"INC_TIMEOUT_MS", "give up when no collective finished for this long (default 30000)"},
+    {"INC_RETRANSMIT_TIMEOUT_US", "soft: RC retransmission timeout (default 20000)"},
+    {"INC_TIMEOUT_CODE", "verbs: RC local ACK timeout code, 4.096 us * 2^code (default 14)"},
+    {"INC_RETRY_COUNT", "RC retry count 0..7 (default 7)"},
+    {"INC_MAX_COLLECTIVE_BYTES", "split calls larger than this (default 67108864)"},
+    {"INC_COPY_SEND_BYTES",
+     "copy inputs up to this size so calls need not wait for upload ACKs (default 65536)"},
+    {"INC_LINGER_MS", "keep acknowledging at close for this long (default 200)"},
+};
+
+template <typename T>
+std::optional<T> parse_uint(const std::string& s, T max) {
+  uint64_t v = 0;
+  const char* b = s.data();
+  const char* e = b + s.size();
+  int base = 10;
+  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+    b += 2;
+    base = 16;
+  }
+  auto [p, ec] = std::from_chars(b, e, v, base);
+  if (ec != std::errc() || p != e || b == e || v > max) return std::nullopt;
+  return static_cast<T>(v);
+}
+
+std::string trim(const std::string& s) {
+  const size_t b = s.find_first_not_of(" \t\r");
+  if (b == std::string::npos) return "";
+  const size_t e = s.find_last_not_of(" \t\r");
+  return s.substr(b, e - b + 1);
+}
+
+std::map<std::string, std::string> env_pairs() {
+  std::map<std::string, std::string> out;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    const std::string kv = *e;
+    if (kv.rfind("INC_", 0) != 0) continue;
+    const size_t eq = kv.find('=');
+    if (eq == std::string::npos) continue;
+    out[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  return out;
+}
+
+}  // namespace
+
+const std::vector<std::pair<std::string, std::string>>& config_keys() { return kKeys; }
+
+ConfigResult config_from_pairs(const std::map<std::string, std::string>& pairs) {
+  ConfigResult r;
+  CommConfig& c = r.config;
+  host::TransportOptions& t = c.transport;
+  auto bad = [&](const std::string& key, const std::string& value, const std::string& want) {
+    r.error = key + "=" + value + ": " + want;
+    return r;
+  };
+  bool have_rank = false, have_ranks = false;
+  for (const auto& kv : pairs) {
+    const std::string& key = kv.first;
+    const std::string& value = kv.second;  // (lambdas may not capture structured bindings)
+    bool known = false;
+    for (const auto& k : kKeys) known = known || k.first == key;
+    if (!known) {
+      std::string all;
+      for (const auto& k : kKeys) all += (all.empty() ? "" : ", ") + k.first;
+      r.error = "unknown key " + key + " (known: " + all + ")";
+      return r;
+    }
+    auto u32 = [&](uint32_t max) { return parse_uint<uint32_t>(value, max); };
+    if (key == "INC_RANK") {
+      auto v = u32(0xFFFE);
+      if (!v) return bad(key, value, "expected a rank index 0..65534");
+      c.rank = static_cast<uint16_t>(*v);
+      have_rank = true;
+    } else if (key == "INC_RANKS") {
+      auto v = u32(0xFFFF);
+      if (!v || *v == 0) return bad(key, value, "expected a group size 1..65535");
+      c.ranks = static_cast<uint16_t>(*v);
+      have_ranks = true;
+    } else if (key == "INC_TRANSPORT") {
+      if (value != "soft" && value != "verbs" && value != "auto")
+        return bad(key, value, "expected verbs, soft or auto");
+      t.kind = value;
+    } else if (key == "INC_SWITCH_IP" || key == "INC_IP") {
+      auto v = wire::parse_ipv4(value);
+      if (!v) return bad(key, value, "expected an IPv4 address like 10.0.0.1");
+      (key == "INC_IP" ? t.ip : t.switch_ip) = *v;
+    } else if (key == "INC_SWITCH_QPN" || key == "INC_QPN") {
+      auto v = u32(0xFFFFFF);
+      if (!v || *v == 0) return bad(key, value, "expected a QPN 1..0xffffff");
+      (key == "INC_QPN" ? t.qpn : t.switch_qpn) = *v;
+    } else if (key == "INC_PSN") {
+      auto v = u32(0xFFFFFF);
+      if (!v) return bad(key, value, "expected a 24-bit PSN");
+      t.initial_psn = *v;
+    } else if (key == "INC_PMTU") {
+      auto v = u32(4096);
+      if (!v || (*v != 256 && *v != 512 && *v != 1024 && *v != 2048 && *v != 4096))
+        return bad(key, value, "expected 256, 512, 1024, 2048 or 4096");
+      t.pmtu = static_cast<uint16_t>(*v);
+    } else if (key == "INC_WINDOW") {
+      auto v = u32(1u << 20);
+      if (!v || *v == 0)
+        return bad(key, value, "expected a window of 1.." + std::to_string(1 << 20));
+      t.window = *v;
+    } else if (key == "INC_IFACE" || key == "INC_DEVICE") {
+      if (value.empty()) return bad(key, value, "expected a name");
+      (key == "INC_IFACE" ? t.iface : t.device) = value;
+    } else if (key == "INC_MAC") {
+      auto v = wire::parse_mac(value);
+      if (!v) return bad(key, value, "expected a MAC like 02:00:00:00:00:01");
+      t.mac = *v;
+    } else if (key == "INC_UDP_SPORT") {
+      auto v = u32(0xFFFF);
+      if (!v) return bad(key, value, "expected a UDP port");
+      t.udp_sport = static_cast<uint16_t>(*v);
+    } else if (key == "INC_IB_PORT") {
+      auto v = u32(255);
+      if (!v || *v == 0) return bad(key, value, "expected a port number 1..255");
+      t.ib_port = static_cast<uint8_t>(*v);
+    } else if (key == "INC_GID_INDEX") {
+      if (value == "-1") {
+        t.gid_index = -1;
+      } else {
+        auto v = u32(0xFFFF);
+        if (!v) return bad(key, value, "expected a GID index, or -1 for automatic");
+        t.gid_index = static_cast<int>(*v);
+      }
+    } else if (key == "INC_TIMEOUT_MS") {
+      auto v = u32(86'400'000);
+      if (!v || *v == 0) return bad(key, value, "expected milliseconds 1..86400000");
+      c.timeout = std::chrono::milliseconds(*v);
+    } else if (key == "INC_RETRANSMIT_TIMEOUT_US") {
+      auto v = u32(60'000'000);
+      if (!v || *v == 0) return bad(key, value, "expected microseconds 1..60000000");
+      t.retransmit_timeout_us = *v;
+    } else if (key == "INC_TIMEOUT_CODE") {
+      auto v = u32(31);
+      if (!v) return bad(key, value, "expected 0..31");
+      t.timeout_code = static_cast<uint8_t>(*v);
+    } else if (key == "INC_RETRY_COUNT") {
+      auto v = u32(7);
+      if (!v) return bad(key, value, "expected 0..7");
+      t.retry_count = static_cast<uint8_t>(*v);
+    } else if (key == "INC_MAX_COLLECTIVE_BYTES") {
+      auto v = parse_uint<uint64_t>(value, uint64_t{1} << 40);
+      if (!v || *v < 4096) return bad(key, value, "expected bytes >= 4096");
+      c.max_collective_bytes = static_cast<size_t>(*v);
+    } else if (key == "INC_COPY_SEND_BYTES") {
+      auto v = parse_uint<uint64_t>(value, uint64_t{1} << 32);
+      if (!v) return bad(key, value, "expected bytes (0 = never copy)");
+      c.copy_send_bytes = static_cast<size_t>(*v);
+    } else if (key == "INC_LINGER_MS") {
+      auto v = u32(600'000);
+      if (!v) return bad(key, value, "expected milliseconds");
+      c.linger = std::chrono::milliseconds(*v);
+    }
+  }
+  if (!have_rank || !have_ranks) {
+    r.error = std::string("missing ") + (!have_rank ? "INC_RANK" : "INC_RANKS") +
+              " (the rank's index and the group size are required)";
+    return r;
+  }
+  if (c.rank >= c.ranks) {
+    r.error =
+        "INC_RANK=" + std::to_string(c.rank) + " is not below INC_RANKS=" + std::to_string(c.ranks);
+    return r;
+  }
+  if (t.switch_ip == 0) {
+    r.error = "missing INC_SWITCH_IP (the switch's INC address for this group)";
+    return r;
+  }
+  if (t.switch_qpn == 0) {
+    r.error = "missing INC_SWITCH_QPN (the switch's virtual QPN for this rank)";
+    return r;
+  }
+  if (t.kind == "soft") {
+    if (const std::string why = host::validate(t); !why.empty()) {
+      r.error = why + " (INC_TRANSPORT=soft needs INC_IFACE, INC_MAC, INC_IP and INC_QPN)";
+      return r;
+    }
+  }
+  return r;
+}
+
+ConfigResult config_from_env() { return config_from_pairs(env_pairs()); }
+
+ConfigResult config_from_file(const std::string& path, bool env_overrides) {
+  ConfigResult r;
+  std::ifstream in(path);
+  if (!in) {
+    r.error = "cannot read " + path + ": " + std::strerror(errno);
+    return r;
+  }
+  std::map<std::string, std::string> pairs;
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    const size_t hash = line.find('#');
+    if (hash != std::string::npos) line.resize(hash);
+    line = trim(line);
+    if (line.empty()) continue;
+    if (line.rfind("export ", 0) == 0) line = trim(line.substr(7));
+    const size_t eq = line.find('=');
+    if (eq == std::string::npos) {
+      r.error = path + ":" + std::to_string(n) + ": expected KEY=VALUE, got '" + line + "'";
+      return r;
+    }
+    pairs[trim(line.substr(0, eq))] = trim(line.substr(eq + 1));
+  }
+  if (env_overrides) {
+    for (auto& [k, v] : env_pairs()) pairs[k] = v;
+  }
+  r = config_from_pairs(pairs);
+  if (!r.ok()) r.error = path + ": " + r.error;
+  return r;
+}
+
+}  // namespace epic::inc

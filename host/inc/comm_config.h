@@ -1,0 +1,57 @@
+// CommConfig: everything a rank needs to join an EPIC group before the
+// manager's rendezvous exists — its rank and the group size, the transport
+// and the switch's peer parameters — read from INC_* environment variables or
+// from a file of the same KEY=VALUE lines (docs/libinc.md lists every key).
+// Unknown INC_* keys are errors (a typo must not silently fall back to a
+// default); every error names the key and the value.
+// Thread-safety: plain values and pure functions (from_env reads environ).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "host/transport/open.h"
+
+namespace epic::inc {
+
+struct CommConfig {
+  uint16_t rank = 0;
+  uint16_t ranks = 0;
+  host::TransportOptions transport;
+  // A wait gives up when no collective finished for this long, with a report
+  // of what the rank still waits for (direction and PSN).
+  std::chrono::milliseconds timeout{30000};
+  // Calls larger than this are split into several collectives.
+  size_t max_collective_bytes = size_t{64} << 20;
+  // Blocking and non-blocking calls copy inputs up to this size, so that they
+  // complete when the results are in rather than when the switch has also
+  // acknowledged the uploads (Mode-II acknowledges an upload only after its
+  // receivers acknowledged the result: part of a round trip later).
+  size_t copy_send_bytes = size_t{64} << 10;
+  // At close, how long to keep acknowledging the switch's last results.
+  std::chrono::milliseconds linger{200};
+};
+
+struct ConfigResult {
+  CommConfig config;
+  std::string error;  // "": config is complete and consistent
+  bool ok() const { return error.empty(); }
+};
+
+// Reads KEY=VALUE pairs (keys INC_*). Missing required keys, unknown keys and
+// bad values are errors.
+ConfigResult config_from_pairs(const std::map<std::string, std::string>& pairs);
+// The process environment's INC_* variables.
+ConfigResult config_from_env();
+// A file of KEY=VALUE lines; '#' starts a comment; blank lines are ignored.
+// INC_* variables in the environment override the file's values.
+ConfigResult config_from_file(const std::string& path, bool env_overrides = true);
+
+// Every key with its one-line meaning, for --help and docs.
+const std::vector<std::pair<std::string, std::string>>& config_keys();
+
+}  // namespace epic::inc

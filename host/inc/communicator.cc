@@ -1,0 +1,384 @@
+#include "host/inc/communicator.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include "host/collective/collective_runner.h"
+#include "host/collective/layout.h"
+#include "host/collective/plan.h"
+#include "host/transport/endpoint.h"
+
+namespace epic::inc {
+
+namespace e = epic::engine;
+using e::CollectiveType;
+
+std::string_view to_string(Code c) {
+  switch (c) {
+    case Code::kOk:
+      return "ok";
+    case Code::kInvalidArgument:
+      return "invalid argument";
+    case Code::kTransport:
+      return "transport error";
+    case Code::kTimeout:
+      return "timeout";
+    case Code::kBroken:
+      return "communicator broken";
+  }
+  return "?";
+}
+
+Communicator::Created Communicator::create(const CommConfig& config) {
+  if (config.ranks == 0 || config.rank >= config.ranks) {
+    return {nullptr, "rank " + std::to_string(config.rank) + " of a group of " +
+                         std::to_string(config.ranks) + " ranks"};
+  }
+  std::unique_ptr<Communicator> c(new Communicator(config));
+  auto t = host::open_transport(config.transport);
+  if (!t.ok()) return {nullptr, t.error};
+  c->transport_ = std::move(t.value);
+  c->runner_ = std::make_unique<host::CollectiveRunner>(*c->transport_, config.rank, config.ranks);
+  return {std::move(c), ""};
+}
+
+Communicator::Communicator(const CommConfig& config) : config_(config) {}
+
+Communicator::~Communicator() { close(); }
+
+std::string_view Communicator::transport() const { return transport_->kind(); }
+
+Status Communicator::invalid(const std::string& why) {
+  last_error_ = {Code::kInvalidArgument, why};
+  return last_error_;
+}
+
+void Communicator::break_with(Code code, const std::string& why) {
+  if (!broken_.ok()) return;
+  broken_ = {code, why};
+  for (const Op& op : ops_) finished_[op.id] = {code, op.what + ": " + why};
+  ops_.clear();
+  ++progress_epoch_;
+}
+
+Request Communicator::post(CollectiveType type, DType t, ReduceOp op, uint16_t root,
+                           const void* send_v, void* recv_v, size_t count) {
+  const auto* send = static_cast<const uint8_t*>(send_v);
+  auto* recv = static_cast<uint8_t*>(recv_v);
+  const std::string name(e::to_string(type));
+  if (!broken_.ok()) {
+    last_error_ = {Code::kBroken, broken_.message};
+    return {};
+  }
+  if (closed_) {
+    invalid(name + " on a closed communicator");
+    return {};
+  }
+  if (arith::dtype_from_code(static_cast<uint8_t>(t)) == std::nullopt) {
+    invalid(name + ": unknown data type code " + std::to_string(static_cast<int>(t)));
+    return {};
+  }
+  if (arith::reduce_op_from_code(static_cast<uint8_t>(op)) == std::nullopt) {
+    invalid(name + ": unknown reduce operation code " + std::to_string(static_cast<int>(op)));
+    return {};
+  }
+  const uint16_t R = config_.ranks;
+  const uint16_t me = config_.rank;
+  const bool rooted = type == CollectiveType::kReduce || type == CollectiveType::kBroadcast;
+  if (rooted && root >= R) {
+    invalid(name + ": root " + std::to_string(root) + " is not a rank of this group of " +
+            std::to_string(R));
+    return {};
+  }
+  if (type != CollectiveType::kBarrier && count == 0) {
+    invalid(name + ": count is 0 (nothing to do: skip the call)");
+    return {};
+  }
+  const bool needs_send = type == CollectiveType::kAllReduce || type == CollectiveType::kReduce ||
+                          type == CollectiveType::kReduceScatter ||
+                          type == CollectiveType::kAllGather ||
+                          (type == CollectiveType::kBroadcast && me == root);
+  const bool needs_recv =
+      type != CollectiveType::kBarrier && (type != CollectiveType::kReduce || me == root);
+  if ((needs_send && send == nullptr) || (needs_recv && recv == nullptr)) {
+    invalid(name + ": " + (needs_send && send == nullptr ? "send" : "receive") + " buffer is null");
+    return {};
+  }
+  const size_t esz = arith::wire_bytes(t);
+  if (count > std::numeric_limits<size_t>::max() / esz / R) {
+    invalid(name + ": count " + std::to_string(count) + " overflows the buffer size");
+    return {};
+  }
+
+  Op o;
+  o.id = next_id_++;
+  // Built by append: GCC 12 -O3 warns falsely (-Wrestrict) on `const char* + std::string`.
+  o.what = name;
+  o.what.append("(").append(arith::to_string(t));
+  if (type != CollectiveType::kBarrier && type != CollectiveType::kBroadcast &&
+      type != CollectiveType::kAllGather) {
+    o.what.append(" ").append(arith::to_string(op));
+  }
+  if (rooted) o.what.append(", root ").append(std::to_string(root));
+  o.what.append(", ").append(std::to_string(count)).append(" elements)");
+  // Elements per collective: the whole buffer a collective moves (ranks x count for
+  // ReduceScatter's input and AllGather's result) within max_collective_bytes.
+  const bool per_rank_chunks =
+      type == CollectiveType::kReduceScatter || type == CollectiveType::kAllGather;
+  size_t piece =
+      std::max<size_t>(1, config_.max_collective_bytes / esz / (per_rank_chunks ? R : 1));
+  piece = std::min<size_t>(piece, std::numeric_limits<uint32_t>::max());
+  if (type == CollectiveType::kBarrier) {
+    o.pieces.push_back({e::CollectiveDescriptor{type, t, op, 0, 0}, nullptr, 0, nullptr, 0});
+  } else {
+    const size_t n_pieces = (count + piece - 1) / piece;
+    const bool split = n_pieces > 1;
+    if (split && type == CollectiveType::kReduceScatter) o.send_staging.resize(R * count * esz);
+    if (split && type == CollectiveType::kAllGather) {
+      o.recv_staging.resize(R * count * esz);
+      o.gather_to = recv;
+      o.gather_count_bytes = count * esz;
+    }
+    for (size_t a = 0; a < count; a += piece) {
+      const size_t n = std::min(piece, count - a);
+      Piece p;
+      p.desc = {type, t, op, rooted ? root : uint16_t{0}, static_cast<uint32_t>(n)};
+      p.first = a;
+      p.n = n;
+      const size_t off = a * esz, len = n * esz;
+      switch (type) {
+        case CollectiveType::kAllReduce:
+          p = {p.desc, send + off, len, recv + off, len, a, n};
+          break;
+        case CollectiveType::kReduce:
+          p = {p.desc, send + off, len, me == root ? recv + off : nullptr, me == root ? len : 0,
+               a,      n};
+          break;
+        case CollectiveType::kBroadcast:
+          p = {p.desc, me == root ? recv + off : nullptr, me == root ? len : 0, recv + off, len, a,
+               n};
+          break;
+        case CollectiveType::kReduceScatter:
+          if (split) {
+            uint8_t* block = o.send_staging.data() + R * off;
+            for (uint16_t q = 0; q < R; ++q) {
+              std::memcpy(block + q * len, send + q * count * esz + off, len);
+            }
+            p = {p.desc, block, R * len, recv + off, len, a, n};
+          } else {
+            p = {p.desc, send, R * len, recv, len, a, n};
+          }
+          break;
+        case CollectiveType::kAllGather:
+          p = {p.desc,  send + off, len, split ? o.recv_staging.data() + R * off : recv,
+               R * len, a,          n};
+          break;
+        case CollectiveType::kBarrier:
+          break;
+      }
+      o.pieces.push_back(p);
+    }
+  }
+  // Small inputs are copied: the request then completes when its results are in, while the
+  // copy stays until the switch acknowledged the uploads (retired_inputs_).
+  // (A split ReduceScatter already reads a packed copy.)
+  size_t user_bytes = 0;
+  if (o.send_staging.empty()) {
+    for (const Piece& p : o.pieces) user_bytes += p.send_len;
+  }
+  if (user_bytes > 0 && user_bytes <= config_.copy_send_bytes && o.send_staging.empty()) {
+    o.send_staging.resize(user_bytes);
+    size_t at = 0;
+    for (Piece& p : o.pieces) {
+      if (p.send_len == 0) continue;
+      std::memcpy(o.send_staging.data() + at, p.send, p.send_len);
+      p.send = o.send_staging.data() + at;
+      at += p.send_len;
+    }
+    user_bytes = 0;
+  }
+  o.user_send = user_bytes > 0;
+  ops_.push_back(std::move(o));
+  const Request r{ops_.back().id};
+  progress();  // start it now when the runner is idle
+  return r;
+}
+
+void Communicator::progress() {
+  if (!broken_.ok()) return;
+  runner_->poll();
+  if (!runner_->error().empty()) {
+    break_with(Code::kTransport, runner_->error());
+    return;
+  }
+  if (!transport_->failure().empty()) {
+    break_with(Code::kTransport, transport_->failure() + "\n  " + runner_->dump());
+    return;
+  }
+  const uint64_t finished_pieces = runner_->started() - (runner_->done() ? 0 : 1);
+  if (finished_pieces != pieces_done_) {
+    pieces_done_ = finished_pieces;
+    ++progress_epoch_;
+  }
+  // Start the next piece as soon as the previous collective has its results.
+  while (runner_->done()) {
+    auto op = std::find_if(ops_.begin(), ops_.end(),
+                           [](const Op& o) { return o.started < o.pieces.size(); });
+    if (op == ops_.end()) break;
+    const Piece& p = op->pieces[op->started];
+    if (!runner_->start(p.desc, {p.send, p.send_len}, {p.recv, p.recv_len})) {
+      break_with(Code::kTransport, op->what + ": " + runner_->error());
+      return;
+    }
+    op->last_index = runner_->started() - 1;
+    ++op->started;
+    runner_->poll();
+  }
+  // A request is complete when its last result is in and its send buffers are free
+  // (Mode-II acknowledges an upload once its receivers acknowledged the result).
+  while (!ops_.empty()) {
+    Op& op = ops_.front();
+    if (op.started < op.pieces.size()) break;
+    const bool results_in = runner_->done() || runner_->started() > op.last_index + 1;
+    const bool uploads_acked = runner_->sends_busy_from() > op.last_index;
+    if (!results_in || (op.user_send && !uploads_acked)) break;
+    if (!uploads_acked && !op.send_staging.empty()) {
+      retired_inputs_.emplace_back(op.last_index, std::move(op.send_staging));
+    }
+    if (op.gather_to != nullptr) {
+      const uint16_t R = config_.ranks;
+      const size_t esz = arith::wire_bytes(op.pieces.front().desc.dtype);
+      for (const Piece& p : op.pieces) {
+        const uint8_t* block = op.recv_staging.data() + R * p.first * esz;
+        for (uint16_t q = 0; q < R; ++q) {
+          std::memcpy(op.gather_to + q * op.gather_count_bytes + p.first * esz,
+                      block + q * p.n * esz, p.n * esz);
+        }
+      }
+    }
+    finished_[op.id] = {};
+    ops_.pop_front();
+    ++progress_epoch_;
+  }
+  while (!retired_inputs_.empty() && runner_->sends_busy_from() > retired_inputs_.front().first) {
+    retired_inputs_.pop_front();
+  }
+}
+
+bool Communicator::complete(uint64_t id) const { return finished_.count(id) != 0; }
+
+Status Communicator::drive(uint64_t id) {
+  if (id == 0 || id >= next_id_) return invalid("wait on an unknown request");
+  auto pending = [&] {
+    return std::any_of(ops_.begin(), ops_.end(), [&](const Op& o) { return o.id == id; });
+  };
+  if (!complete(id) && !pending()) return invalid("wait on a request already reported");
+  uint64_t seen = progress_epoch_;
+  while (!complete(id)) {
+    const bool moved = transport_->run_until(
+        [&] {
+          progress();
+          return complete(id) || progress_epoch_ != seen;
+        },
+        config_.timeout);
+    if (moved) {
+      seen = progress_epoch_;
+      continue;
+    }
+    const std::string& why = transport_->failure();
+    auto op = std::find_if(ops_.begin(), ops_.end(), [&](const Op& o) { return o.id == id; });
+    const std::string what = op != ops_.end() ? op->what : "request";
+    if (!why.empty()) {
+      break_with(Code::kTransport, why + "\n  " + runner_->dump());
+    } else {
+      break_with(Code::kTimeout, "no collective finished for " +
+                                     std::to_string(config_.timeout.count()) + " ms (rank " +
+                                     std::to_string(config_.rank) + " of " +
+                                     std::to_string(config_.ranks) + ", transport " +
+                                     std::string(transport_->kind()) + ")\n  " + runner_->dump());
+    }
+  }
+  Status s = finished_[id];
+  finished_.erase(id);
+  if (!s.ok()) last_error_ = s;
+  return s;
+}
+
+bool Communicator::test(Request r) {
+  progress();
+  return complete(r.id) || (!broken_.ok() && r.id != 0 && r.id < next_id_);
+}
+
+Status Communicator::wait(Request r) { return drive(r.id); }
+
+Status Communicator::close() {
+  if (closed_) return broken_;
+  closed_ = true;
+  if (!broken_.ok() || !transport_) return broken_;
+  transport_->run_until(
+      [&] {
+        progress();
+        return (ops_.empty() && runner_->sends_complete()) || !broken_.ok();
+      },
+      config_.timeout);
+  if (broken_.ok() && !ops_.empty()) {
+    break_with(Code::kTimeout, "close: requests still pending after " +
+                                   std::to_string(config_.timeout.count()) + " ms\n  " +
+                                   runner_->dump());
+  }
+  // Our last ACKs may be lost: stay to acknowledge the switch's repeated results.
+  transport_->run_until([] { return false; }, config_.linger);
+  return broken_;
+}
+
+std::string Communicator::describe() const {
+  return "rank " + std::to_string(config_.rank) + "/" + std::to_string(config_.ranks) + " (" +
+         std::string(transport_->kind()) + "): " + std::to_string(ops_.size()) +
+         " requests pending; " + runner_->dump();
+}
+
+#define INC_BLOCKING(call)           \
+  const Request r = call;            \
+  if (r.id == 0) return last_error_; \
+  return wait(r)
+
+Status Communicator::allreduce(const void* s, void* d, size_t n, DType t, ReduceOp op) {
+  INC_BLOCKING(iallreduce(s, d, n, t, op));
+}
+Status Communicator::reduce(const void* s, void* d, size_t n, DType t, ReduceOp op, uint16_t root) {
+  INC_BLOCKING(ireduce(s, d, n, t, op, root));
+}
+Status Communicator::broadcast(void* b, size_t n, DType t, uint16_t root) {
+  INC_BLOCKING(ibroadcast(b, n, t, root));
+}
+Status Communicator::barrier() { INC_BLOCKING(ibarrier()); }
+Status Communicator::reduce_scatter(const void* s, void* d, size_t n, DType t, ReduceOp op) {
+  INC_BLOCKING(ireduce_scatter(s, d, n, t, op));
+}
+Status Communicator::allgather(const void* s, void* d, size_t n, DType t) {
+  INC_BLOCKING(iallgather(s, d, n, t));
+}
+#undef INC_BLOCKING
+
+Request Communicator::iallreduce(const void* s, void* d, size_t n, DType t, ReduceOp op) {
+  return post(CollectiveType::kAllReduce, t, op, 0, s, d, n);
+}
+Request Communicator::ireduce(const void* s, void* d, size_t n, DType t, ReduceOp op,
+                              uint16_t root) {
+  return post(CollectiveType::kReduce, t, op, root, s, d, n);
+}
+Request Communicator::ibroadcast(void* b, size_t n, DType t, uint16_t root) {
+  return post(CollectiveType::kBroadcast, t, ReduceOp::kSum, root, b, b, n);
+}
+Request Communicator::ibarrier() {
+  return post(CollectiveType::kBarrier, DType::kInt32, ReduceOp::kSum, 0, nullptr, nullptr, 0);
+}
+Request Communicator::ireduce_scatter(const void* s, void* d, size_t n, DType t, ReduceOp op) {
+  return post(CollectiveType::kReduceScatter, t, op, 0, s, d, n);
+}
+Request Communicator::iallgather(const void* s, void* d, size_t n, DType t) {
+  return post(CollectiveType::kAllGather, t, ReduceOp::kSum, 0, s, d, n);
+}
+
+}  // namespace epic::inc

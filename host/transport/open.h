@@ -1,0 +1,63 @@
+// open_transport(): a rank's connection to the switch's virtual endpoint, on
+// the transport a user asked for — "verbs" (an RDMA NIC through rdma-core),
+// "soft" (the user-space RC endpoint over AF_PACKET) or "auto" (verbs when an
+// RDMA device is present, soft otherwise; the choice is reported by
+// Transport::kind()). The peer parameters are those every Mode-II rank needs:
+// the switch's INC address and virtual QPN for this rank, the group's initial
+// PSN, path MTU and window (DESIGN.md §4; docs/libinc.md).
+// Thread-safety: plain values and a factory.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "datapath/wire/roce_packet.h"
+#include "host/transport/endpoint.h"
+#include "host/transport/soft/io/loss_injector.h"
+#include "host/transport/soft/io/status.h"
+
+namespace epic::host {
+
+struct TransportOptions {
+  std::string kind = "auto";  // soft | verbs | auto
+
+  // the switch's endpoint and the group (the same in the switch's configuration)
+  uint32_t switch_ip = 0;   // host order
+  uint32_t switch_qpn = 0;  // the switch's virtual QPN for this rank
+  uint32_t initial_psn = 0;
+  uint16_t pmtu = 1024;
+  uint32_t window = 128;  // MW, packets in flight
+
+  // soft: the endpoint's interface and identity (its own MAC/IPv4, not the kernel's)
+  std::string iface;
+  wire::MacAddr mac{};
+  uint32_t ip = 0;   // host order; verbs: optional, selects the GID
+  uint32_t qpn = 0;  // soft only: verbs QPNs are chosen by the device
+  uint16_t udp_sport = 0xC000;
+  soft::io::LossConfig loss;  // soft only: injected on our side (tests)
+
+  // verbs
+  std::string device;  // "" = the first RDMA device with an active RoCEv2 port
+  uint8_t ib_port = 1;
+  int gid_index = -1;  // -1 = the RoCEv2 GID of `ip` (or the first IPv4 one)
+
+  // RC timers
+  uint32_t retransmit_timeout_us = 20000;  // soft; verbs uses timeout_code
+  uint8_t timeout_code = 14;               // verbs: 4.096 us * 2^code
+  uint8_t retry_count = 7;
+  uint32_t max_send_wr = 1024;
+  uint32_t max_recv_wr = 1024;
+  std::chrono::milliseconds arp_timeout{5000};
+};
+
+// "" when the options are consistent for their kind, else what is wrong.
+std::string validate(const TransportOptions& o);
+
+soft::io::Result<std::unique_ptr<Transport>> open_transport(const TransportOptions& o);
+
+// True when at least one RDMA device is present (what "auto" decides on).
+bool verbs_device_present();
+
+}  // namespace epic::host
