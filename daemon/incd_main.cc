@@ -1,8 +1,9 @@
 // incd: the EPIC switch daemon. Loads and validates its configuration, brings
 // up the DPDK datapath (ports, polled workers running the switch pipeline and
 // the Mode-II engine), serves Prometheus /metrics, logs what an operator
-// needs (ports, groups, stalls) off the packet path, and shuts down cleanly on
-// SIGINT/SIGTERM. See docs/incd.md.
+// needs (ports, groups, stalls) off the packet path, runs the IncAgent (when
+// a manager is configured) on its control thread, and shuts down cleanly on
+// SIGINT/SIGTERM. See docs/incd.md and docs/agent.md.
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
@@ -14,8 +15,14 @@
 #include <cstdio>
 #include <map>
 
+#include "agent/client/inc_agent.h"
+#include "agent/core/action_applier.h"
+#include "agent/core/group_table.h"
+#include "daemon/config/checks.h"
 #include "daemon/config/config.h"
 #include "daemon/datapath_options.h"
+#include "daemon/datapath_sink.h"
+#include "daemon/datapath_telemetry.h"
 #include "daemon/group_status.h"
 #include "daemon/metrics.h"
 #include "datapath/wire/addr.h"
@@ -68,6 +75,40 @@ class StallWatch {
   std::map<uint32_t, bool> stalled_;
 };
 
+agent::AgentOptions agent_options(const incd::ManagerConfig& m) {
+  agent::AgentOptions o;
+  o.address = m.address;
+  o.tls = {m.tls.enabled, m.tls.root_ca_file, m.tls.cert_file, m.tls.key_file, m.tls.server_name};
+  o.heartbeat_interval = std::chrono::milliseconds(m.heartbeat_ms);
+  o.reconnect_initial = std::chrono::milliseconds(m.reconnect_initial_ms);
+  o.reconnect_max = std::chrono::milliseconds(m.reconnect_max_ms);
+  o.reconnect_jitter = m.reconnect_jitter;
+  o.keepalive = std::chrono::milliseconds(m.keepalive_ms);
+  o.seed = std::hash<std::string>{}(m.switch_id);  // switches draw different jitter
+  return o;
+}
+
+// The IncAgent and what it drives; exists only when incd has a manager.
+struct AgentParts {
+  AgentParts(const incd::IncdConfig& cfg, dpdk::Datapath& dp, incd::DatapathCollector& collector,
+             boost::asio::io_context& io, std::shared_ptr<spdlog::logger> log)
+      : sink(dp, collector),
+        telemetry(dp),
+        table(incd::SwitchView::of(cfg.ports, cfg.sw),
+              agent::SwitchLimits{cfg.manager->slot_capacity, cfg.manager->max_window,
+                                  cfg.manager->max_pmtu},
+              cfg.groups, sink),
+        applier(table),
+        agent(io, agent_options(*cfg.manager),
+              agent::SwitchIdentity{cfg.manager->switch_id, cfg.manager->inc, cfg.ports}, applier,
+              telemetry, std::move(log)) {}
+  incd::DatapathSink sink;
+  incd::DatapathTelemetry telemetry;
+  agent::GroupTable table;
+  agent::ActionApplier applier;
+  agent::IncAgent agent;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -81,15 +122,21 @@ int main(int argc, char** argv) {
   std::string config_path;
   bool check = false, print_eal = false;
   std::string log_level;
+  incd::ConfigOverrides overrides;
   app.add_option("-c,--config", config_path, "configuration file (.yaml, .yml or .json)")
       ->required();
+  app.add_option("--manager", overrides.manager_address,
+                 "inc-manager's address (host:port, unix:/path); replaces manager.address and "
+                 "enables the agent");
+  app.add_option("--switch-id", overrides.switch_id,
+                 "this switch's id at inc-manager; replaces manager.switch_id");
   app.add_flag("--check", check, "validate the configuration, print a summary and exit");
   app.add_flag("--print-eal-args", print_eal, "print the DPDK EAL arguments and exit");
   app.add_option("--log-level", log_level, "override log.level (trace|debug|info|warn|error)");
   app.set_version_flag("--version", "incd 0.1.0");
   CLI11_PARSE(app, argc, argv);
 
-  incd::LoadResult loaded = incd::load_config_file(config_path);
+  incd::LoadResult loaded = incd::load_config_file(config_path, overrides);
   if (!loaded.config) {
     std::fprintf(stderr, "incd: %s: %zu error(s) in the configuration:\n", config_path.c_str(),
                  loaded.errors.size());
@@ -107,9 +154,14 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (check) {
-    std::printf("incd: %s is valid: %zu port(s), %u worker(s), %zu group(s), %zu fault rule(s)\n",
+    std::printf("incd: %s is valid: %zu port(s), %u worker(s), %zu group(s), %zu fault rule(s)",
                 config_path.c_str(), cfg.ports.size(), cfg.workers, cfg.groups.size(),
                 cfg.faults.size());
+    if (cfg.manager) {
+      std::printf(", inc-manager %s as %s", cfg.manager->address.c_str(),
+                  cfg.manager->switch_id.c_str());
+    }
+    std::printf("\n");
     return 0;
   }
 
@@ -150,6 +202,20 @@ int main(int argc, char** argv) {
     if (!ec) exit_signal = sig;
     io.stop();
   });
+  std::unique_ptr<AgentParts> agent;
+  if (cfg.manager) {
+    agent = std::make_unique<AgentParts>(cfg, dp, *collector, io, log);
+    if (std::string err = agent->agent.start(); !err.empty()) {
+      log->error("agent: {}", err);
+      metrics.reset();
+      dp.stop();
+      return 1;
+    }
+    collector->set_agent(&agent->agent.counters());
+    log->info("agent: switch {} reports to inc-manager at {} ({} of {} slots grantable)",
+              cfg.manager->switch_id, cfg.manager->address, agent->table.manager_capacity(),
+              cfg.manager->slot_capacity);
+  }
   StallWatch stalls(dp, stall_ns, *log);
   boost::asio::steady_timer timer(io);
   std::function<void()> tick = [&] {
@@ -164,7 +230,9 @@ int main(int argc, char** argv) {
   log->info("incd running with {} worker(s); SIGINT or SIGTERM stops it", dp.workers());
   io.run();
   log->info("signal {}: stopping", exit_signal);
+  collector->set_agent(nullptr);
   metrics.reset();
+  if (agent) agent->agent.stop();
   dp.stop();
   log->info("stopped: ports closed");
   return 0;

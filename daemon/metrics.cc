@@ -262,6 +262,20 @@ std::vector<p::MetricFamily> DatapathCollector::Collect() const {
     fault_metrics(f, pl, "rx", s.rx_faults);
     fault_metrics(f, pl, "tx", s.tx_faults);
   }
+  if (const agent::AgentCounters* a = agent_.load()) {
+    f.gauge("incd_agent_connected", "1 while the agent is registered with inc-manager", {},
+            a->connected.load(std::memory_order_relaxed));
+    f.counter("incd_agent_actions_total", "inc-manager actions the agent applied or refused",
+              {{"result", "applied"}}, static_cast<double>(a->actions_applied.load()));
+    f.counter("incd_agent_actions_total", "inc-manager actions the agent applied or refused",
+              {{"result", "failed"}}, static_cast<double>(a->actions_failed.load()));
+    f.counter("incd_agent_reconnects_total", "Connection attempts to inc-manager after the first",
+              {}, static_cast<double>(a->reconnects.load()));
+    f.counter("incd_agent_registrations_total", "Registrations inc-manager accepted", {},
+              static_cast<double>(a->registrations.load()));
+    f.counter("incd_agent_heartbeats_total", "Heartbeats sent to inc-manager", {},
+              static_cast<double>(a->heartbeats_sent.load()));
+  }
   return f.take();
 }
 

@@ -6,18 +6,22 @@
 //   incd_switch_*    per worker and disposition / drop reason of the switch pipeline
 //   incd_engine_*    per worker and disposition / drop reason / event of the Mode-II engine
 //   incd_group_*     per group (progress counters, busy slots, missing children, stalled)
+//   incd_agent_*     the IncAgent's link to inc-manager (connected, actions, reconnects), when
+//                    incd has a manager
 // Scrapes run on the exposer's thread; nothing here touches the packet path.
 #pragma once
 
 #include <prometheus/collectable.h>
 #include <prometheus/metric_family.h>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "agent/core/agent_counters.h"
 #include "datapath/dpdk/datapath.h"
 
 namespace prometheus {
@@ -32,12 +36,16 @@ class DatapathCollector : public prometheus::Collectable {
   std::vector<prometheus::MetricFamily> Collect() const override;
   // The control side calls this when the installed groups change (names ranks in labels).
   void set_groups(std::vector<engine::GroupConfig> groups);
+  // The agent's counters (incd_agent_*); nullptr (the default) leaves them out. They must
+  // outlive the scrapes: clear before the agent goes.
+  void set_agent(const agent::AgentCounters* counters) { agent_.store(counters); }
 
  private:
   const dpdk::Datapath& dp_;
   uint64_t stall_after_ns_;
   mutable std::mutex mu_;  // guards groups_ (control path only, never the packet path)
   std::vector<engine::GroupConfig> groups_;
+  std::atomic<const agent::AgentCounters*> agent_{nullptr};
 };
 
 class MetricsServer {

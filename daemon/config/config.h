@@ -63,6 +63,27 @@ struct LogConfig {
   std::string file;            // "" = stderr
 };
 
+// The IncAgent's connection to inc-manager (docs/agent.md).
+struct ManagerTlsConfig {
+  bool enabled = false;
+  std::string root_ca_file, cert_file, key_file, server_name;
+};
+
+struct ManagerConfig {
+  std::string address;            // gRPC target
+  std::string switch_id;          // this switch at the manager
+  switching::IncAddress inc;      // resolved from inc_ipv4 (default: the first inc address)
+  uint32_t slot_capacity = 8192;  // static groups included
+  uint32_t max_window = 1024;
+  uint16_t max_pmtu = 4096;
+  uint32_t heartbeat_ms = 1000;
+  uint32_t reconnect_initial_ms = 200;
+  uint32_t reconnect_max_ms = 10000;
+  double reconnect_jitter = 0.2;
+  uint32_t keepalive_ms = 0;
+  ManagerTlsConfig tls;
+};
+
 struct IncdConfig {
   EalConfig eal;
   uint32_t workers = 1;
@@ -74,6 +95,7 @@ struct IncdConfig {
   std::vector<engine::GroupConfig> groups;
   MetricsConfig metrics;
   LogConfig log;
+  std::optional<ManagerConfig> manager;  // absent: no inc-manager
 };
 
 struct ConfigError {
@@ -89,9 +111,16 @@ struct LoadResult {
   std::vector<ConfigError> errors;
 };
 
+// Command-line values that replace the file's before validation (so they are checked, and
+// reported by field path, like the file's): incd --manager, --switch-id.
+struct ConfigOverrides {
+  std::string manager_address;  // "" = the file's manager.address
+  std::string switch_id;        // "" = the file's manager.switch_id
+};
+
 // Format by extension: .yaml/.yml → YAML, .json → JSON; anything else is an error. An
 // unreadable file → one error with path "" naming the file and the errno text.
-LoadResult load_config_file(const std::string& path);
-LoadResult parse_config(std::string_view text, bool json);
+LoadResult load_config_file(const std::string& path, const ConfigOverrides& overrides = {});
+LoadResult parse_config(std::string_view text, bool json, const ConfigOverrides& overrides = {});
 
 }  // namespace epic::incd

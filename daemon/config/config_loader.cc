@@ -579,8 +579,12 @@ ProtoParseResult parse_config_proto(std::string_view text, bool json) {
   return out;
 }
 
-LoadResult parse_config(std::string_view text, bool json) {
+LoadResult parse_config(std::string_view text, bool json, const ConfigOverrides& overrides) {
   ProtoParseResult parsed = parse_config_proto(text, json);
+  if (!overrides.manager_address.empty())
+    parsed.message.mutable_manager()->set_address(overrides.manager_address);
+  if (!overrides.switch_id.empty())
+    parsed.message.mutable_manager()->set_switch_id(overrides.switch_id);
   const bool unreadable = std::any_of(parsed.errors.begin(), parsed.errors.end(),
                                       [](const ConfigError& e) { return e.path.empty(); });
   if (unreadable) return {std::nullopt, std::move(parsed.errors)};
@@ -598,7 +602,7 @@ LoadResult parse_config(std::string_view text, bool json) {
   return out;
 }
 
-LoadResult load_config_file(const std::string& path) {
+LoadResult load_config_file(const std::string& path, const ConfigOverrides& overrides) {
   const auto fail = [&](std::string message) {
     return LoadResult{std::nullopt, {ConfigError{"", std::move(message)}}};
   };
@@ -620,7 +624,7 @@ LoadResult load_config_file(const std::string& path) {
   if (std::ferror(f.get())) {
     return fail("cannot read config file " + quote(path) + ": " + std::strerror(errno));
   }
-  return parse_config(text, ext == ".json");
+  return parse_config(text, ext == ".json", overrides);
 }
 
 }  // namespace epic::incd

@@ -11,7 +11,10 @@
 #include <string>
 #include <utility>
 
+#include "daemon/config/checks.h"
 #include "daemon/config/config_loader.h"
+#include "daemon/config/group_validate.h"
+#include "daemon/config/manager_validate.h"
 #include "datapath/wire/addr.h"
 
 namespace epic::incd {
@@ -19,44 +22,10 @@ namespace {
 
 using Msg = inc::v1::IncdConfig;
 
-// Bytes a RoCEv2 packet carries besides its pmtu-sized payload, with margin: Ethernet 14,
-// 802.1Q 4, IPv4 20, UDP 8, BTH 12, RETH/ImmDt up to 20, pad 3, ICRC 4 = 85.
-inline constexpr uint32_t kRoceOverhead = 90;
-inline constexpr uint32_t kPsnSpace = 1u << 24;  // QPNs and PSNs are 24-bit
-inline constexpr uint32_t kMaxWindow = 1u << 20;
 inline constexpr uint32_t kMaxBurst = 512;
 inline constexpr uint32_t kMinMtu = 68;  // IPv4's minimum
 inline constexpr uint32_t kMaxMtu = 9600;
 inline constexpr uint32_t kMaxDescriptors = 32768;
-inline constexpr uint32_t kMaxRanks = 65535;  // ChildLink ranks are 16-bit
-
-std::string quote(std::string_view s) {
-  std::string out = "\"";
-  out += s;
-  out += '"';
-  return out;
-}
-
-std::string hex(uint32_t v) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "0x%x", v);
-  return buf;
-}
-
-std::string index(const std::string& path, size_t i) {
-  return path + "[" + std::to_string(i) + "]";
-}
-
-// Lists ranks "2, 3, 5" (at most `limit`, then "…").
-std::string rank_list(const std::vector<uint32_t>& ranks, size_t limit = 8) {
-  std::string s;
-  for (size_t i = 0; i < ranks.size() && i < limit; ++i) {
-    if (i > 0) s += ", ";
-    s += std::to_string(ranks[i]);
-  }
-  if (ranks.size() > limit) s += ", … (" + std::to_string(ranks.size()) + " in all)";
-  return s;
-}
 
 // Counts the lcores of a plain DPDK lcore list ("0-3", "0,2,4-5"); nullopt when it uses more
 // of DPDK's syntax (lcore@cpu groups), which is then left to DPDK to judge.
@@ -126,11 +95,13 @@ class Validator {
     c.eal = eal();
     workers_and_burst(c);
     c.ports = ports();
+    sv_.ports = c.ports;
     c.sw = switch_config();
     c.faults = faults();
-    c.groups = groups(c.ports);
+    c.groups = groups();
     c.metrics = metrics();
     c.log = log();
+    if (m_.has_manager()) c.manager = validate_manager(m_.manager(), c.sw, c.groups, errors_);
     if (!errors_.empty()) return {std::nullopt, std::move(errors_)};
     return {std::move(c), {}};
   }
@@ -205,7 +176,7 @@ class Validator {
       pc.device = p.device();
       if (pc.name.empty()) {
         fail(path + ".name", "required");
-      } else if (const auto [it, fresh] = port_index_.emplace(pc.name, i); !fresh) {
+      } else if (const auto [it, fresh] = sv_.port_of.emplace(pc.name, i); !fresh) {
         fail(path + ".name",
              quote(pc.name) + " is already the name of " + index("ports", it->second));
       }
@@ -240,64 +211,7 @@ class Validator {
   }
 
   std::optional<uint16_t> port_ref(const std::string& name, const std::string& path) {
-    if (name.empty()) {
-      fail(path, "required (the name of one of ports)");
-      return std::nullopt;
-    }
-    if (const auto it = port_index_.find(name); it != port_index_.end()) {
-      return static_cast<uint16_t>(it->second);
-    }
-    std::string known;
-    for (const Msg::Port& p : m_.ports()) {
-      if (p.name().empty()) continue;
-      if (!known.empty()) known += ", ";
-      known += p.name();
-    }
-    fail(path,
-         "no port named " + quote(name) + " (ports: " + (known.empty() ? "none" : known) + ")");
-    return std::nullopt;
-  }
-
-  std::optional<uint32_t> ipv4(const std::string& s, const std::string& path) {
-    if (s.empty()) {
-      fail(path, "required (dotted quad, e.g. 10.77.0.1)");
-      return std::nullopt;
-    }
-    const std::optional<uint32_t> a = wire::parse_ipv4(s);
-    if (!a) {
-      fail(path, quote(s) + " is not an IPv4 address (dotted quad, e.g. 10.77.0.1)");
-      return std::nullopt;
-    }
-    if (*a == 0 || *a == 0xffffffffu || (*a >> 28) == 0xe || (*a >> 24) == 127) {
-      fail(path, quote(s) + " is not a unicast host address");
-      return std::nullopt;
-    }
-    return a;
-  }
-
-  std::optional<wire::MacAddr> mac(const std::string& s, const std::string& path) {
-    if (s.empty()) {
-      fail(path, "required (e.g. 02:00:00:00:00:01)");
-      return std::nullopt;
-    }
-    const std::optional<wire::MacAddr> m = wire::parse_mac(s);
-    if (!m) {
-      fail(path, quote(s) +
-                     " is not a MAC address (six hex bytes separated by colons, e.g. "
-                     "02:00:00:00:00:01)");
-      return std::nullopt;
-    }
-    if (((*m)[0] & 1) != 0) {
-      fail(path, quote(s) +
-                     " is a multicast MAC (the low bit of the first byte is set); a unicast MAC "
-                     "is required");
-      return std::nullopt;
-    }
-    if (*m == wire::MacAddr{}) {
-      fail(path, quote(s) + " is the all-zero MAC; a unicast MAC is required");
-      return std::nullopt;
-    }
-    return m;
+    return incd::port_ref(sv_, name, path, errors_);
   }
 
   SwitchConfig switch_config() {
@@ -306,10 +220,11 @@ class Validator {
     for (int i = 0; i < s.inc_addresses_size(); ++i) {
       const Msg::IncAddress& a = s.inc_addresses(i);
       const std::string path = index("switch.inc_addresses", static_cast<size_t>(i));
-      const auto ip = ipv4(a.ipv4(), path + ".ipv4");
-      const auto m = mac(a.mac(), path + ".mac");
+      sv_.inc_address_text.push_back(a.ipv4());
+      const auto ip = check_ipv4(a.ipv4(), path + ".ipv4", errors_);
+      const auto m = check_mac(a.mac(), path + ".mac", errors_);
       if (ip) {
-        if (const auto [it, fresh] = inc_macs_.emplace(*ip, std::pair{m, i}); !fresh) {
+        if (const auto [it, fresh] = sv_.inc_macs.emplace(*ip, std::pair{m, i}); !fresh) {
           fail(path + ".ipv4", quote(a.ipv4()) + " is already " +
                                    index("switch.inc_addresses", it->second.second) + ".ipv4");
         }
@@ -361,263 +276,20 @@ class Validator {
     return out;
   }
 
-  // Checks an edge endpoint. `local`: this switch's side (mac optional, ipv4 one of
-  // switch.inc_addresses); otherwise the peer's side (mac required, ipv4 not ours).
-  std::optional<engine::Endpoint> endpoint(bool present, const Msg::Endpoint& e,
-                                           const std::string& path, bool local) {
-    if (!present) {
-      fail(path, local ? "required (ipv4, qpn; mac optional)" : "required (mac, ipv4, qpn)");
-      return std::nullopt;
-    }
-    engine::Endpoint out;
-    bool ok = true;
-    const auto ip = ipv4(e.ipv4(), path + ".ipv4");
-    if (ip) {
-      out.ipv4 = *ip;
-      const auto inc = inc_macs_.find(*ip);
-      if (local && inc == inc_macs_.end()) {
-        std::string known;
-        for (const Msg::IncAddress& a : m_.switch_().inc_addresses()) {
-          if (!known.empty()) known += ", ";
-          known += a.ipv4();
-        }
-        fail(path + ".ipv4", quote(e.ipv4()) + " is not one of switch.inc_addresses (" +
-                                 (known.empty() ? "none" : known) + ")");
-        ok = false;
-      } else if (!local && inc != inc_macs_.end()) {
-        fail(path + ".ipv4", quote(e.ipv4()) +
-                                 " is this switch's own inc address; remote is the other end "
-                                 "of the edge");
-        ok = false;
-      } else if (local && e.mac().empty()) {
-        if (inc->second.first) {
-          out.mac = *inc->second.first;
-        } else {
-          ok = false;  // the inc address's own MAC is bad, and reported there
-        }
-      }
-    } else {
-      ok = false;
-    }
-    if (!local || !e.mac().empty()) {
-      if (const auto m = mac(e.mac(), path + ".mac")) {
-        out.mac = *m;
-      } else {
-        ok = false;
-      }
-    }
-    if (!e.has_qpn()) {
-      fail(path + ".qpn", "required (a 24-bit queue pair number)");
-      ok = false;
-    } else if (e.qpn() >= kPsnSpace) {
-      fail(path + ".qpn", hex(e.qpn()) + " does not fit in 24 bits (must be < 0x1000000)");
-      ok = false;
-    } else {
-      out.qpn = e.qpn();
-    }
-    if (!ok) return std::nullopt;
-    // Every (ipv4, qpn) names one RC queue pair, at one end of one edge.
-    auto& seen = local ? local_keys_ : remote_keys_;
-    if (const auto [it, fresh] = seen.emplace(std::pair{out.ipv4, out.qpn}, path); !fresh) {
-      fail(path, "(" + e.ipv4() + ", qpn " + hex(out.qpn) + ") is already used by " + it->second +
-                     (local ? "; the switch finds a group's edge by its local (ipv4, qpn), so "
-                              "each must be unique"
-                            : "; a queue pair connects to exactly one peer"));
-      return std::nullopt;
-    }
-    return out;
-  }
-
-  std::vector<engine::GroupConfig> groups(const std::vector<PortConfig>& ports) {
+  std::vector<engine::GroupConfig> groups() {
     std::vector<engine::GroupConfig> out;
     std::map<uint32_t, int> ids;
+    GroupValidator check(sv_, errors_);
     for (int gi = 0; gi < m_.groups_size(); ++gi) {
       const Msg::Group& g = m_.groups(gi);
       const std::string path = index("groups", static_cast<size_t>(gi));
-      engine::GroupConfig gc;
-      if (!g.has_id()) {
-        fail(path + ".id", "required");
-      } else {
-        gc.group_id = g.id();
+      if (g.has_id()) {
         if (const auto [it, fresh] = ids.emplace(g.id(), gi); !fresh) {
           fail(path + ".id", "group id " + std::to_string(g.id()) + " is already used by " +
                                  index("groups", static_cast<size_t>(it->second)));
         }
       }
-      bool ranks_ok = false;
-      if (!g.has_ranks()) {
-        fail(path + ".ranks", "required (ranks in the whole group)");
-      } else if (g.ranks() == 0 || g.ranks() > kMaxRanks) {
-        fail(path + ".ranks",
-             std::to_string(g.ranks()) + " is outside 1.." + std::to_string(kMaxRanks));
-      } else {
-        gc.num_ranks = static_cast<uint16_t>(g.ranks());
-        ranks_ok = true;
-      }
-      if (g.initial_psn() >= kPsnSpace) {
-        fail(path + ".initial_psn",
-             hex(g.initial_psn()) + " does not fit in 24 bits (must be < 0x1000000)");
-      }
-      gc.initial_psn = g.initial_psn();
-      if (g.has_window()) {
-        gc.window = g.window();
-        if (gc.window == 0 || gc.window > kMaxWindow || (gc.window & (gc.window - 1)) != 0) {
-          fail(path + ".window", std::to_string(gc.window) +
-                                     " is not a power of two in 1..1048576 (the engine keeps "
-                                     "2*window slots indexed by psn mod 2*window)");
-        }
-      }
-      bool pmtu_ok = true;
-      if (g.has_pmtu()) {
-        const uint32_t p = g.pmtu();
-        pmtu_ok = p == 256 || p == 512 || p == 1024 || p == 2048 || p == 4096;
-        if (!pmtu_ok) {
-          fail(path + ".pmtu", std::to_string(p) + " is not one of 256|512|1024|2048|4096");
-        } else {
-          gc.pmtu = static_cast<uint16_t>(p);
-        }
-      }
-
-      std::vector<uint16_t> used_ports;
-      if (g.children().empty() || g.children_size() > static_cast<int>(engine::kMaxChildren)) {
-        fail(path + ".children", "a group has 1.." + std::to_string(engine::kMaxChildren) +
-                                     " children at a switch, got " +
-                                     std::to_string(g.children_size()));
-      }
-      std::vector<int> owner(ranks_ok ? gc.num_ranks : 0, -1);  // child covering each rank
-      for (int ci = 0; ci < g.children_size(); ++ci) {
-        const Msg::Child& ch = g.children(ci);
-        const std::string cpath = index(path + ".children", static_cast<size_t>(ci));
-        engine::ChildLink link;
-        // The ranks below a child are checked apart from its port and endpoints, so that a bad
-        // port does not also leave its ranks "not covered".
-        bool ok = true;
-        bool port_ok = true;
-        if (const auto port = port_ref(ch.port(), cpath + ".port")) {
-          link.port = *port;
-          used_ports.push_back(*port);
-        } else {
-          port_ok = false;
-        }
-        std::string below_path;
-        uint32_t first = 0, count = 0;
-        switch (ch.below_case()) {
-          case Msg::Child::kRank:
-            below_path = cpath + ".rank";
-            link.is_rank = true;
-            first = ch.rank();
-            count = 1;
-            break;
-          case Msg::Child::kRankRange: {
-            below_path = cpath + ".rank_range";
-            link.is_rank = false;
-            const Msg::RankRange& rr = ch.rank_range();
-            if (!rr.has_first()) {
-              fail(below_path + ".first", "required");
-              ok = false;
-            }
-            if (!rr.has_count()) {
-              fail(below_path + ".count", "required");
-              ok = false;
-            } else if (rr.count() == 0) {
-              fail(below_path + ".count", "must be >= 1");
-              ok = false;
-            }
-            first = rr.first();
-            count = rr.count();
-            break;
-          }
-          case Msg::Child::BELOW_NOT_SET:
-            fail(cpath, "set exactly one of rank (a rank NIC) or rank_range (a lower switch)");
-            ok = false;
-            break;
-        }
-        if (ok && ranks_ok) {
-          const uint64_t end = uint64_t{first} + count;
-          if (end > gc.num_ranks) {
-            fail(below_path, (link.is_rank ? "rank " + std::to_string(first)
-                                           : "ranks [" + std::to_string(first) + ", " +
-                                                 std::to_string(end) + ")") +
-                                 (link.is_rank ? " is" : " are") + " outside [0, " +
-                                 std::to_string(gc.num_ranks) + ") (the group has " +
-                                 std::to_string(gc.num_ranks) + " ranks)");
-            ok = false;
-          } else {
-            std::vector<uint32_t> twice;
-            int other = -1;
-            for (uint32_t r = first; r < end; ++r) {
-              if (owner[r] >= 0) {
-                twice.push_back(r);
-                if (other < 0) other = owner[r];
-              } else {
-                owner[r] = ci;
-              }
-            }
-            if (!twice.empty()) {
-              fail(below_path, std::string(twice.size() == 1 ? "rank " : "ranks ") +
-                                   rank_list(twice) + (twice.size() == 1 ? " is" : " are") +
-                                   " already covered by " +
-                                   index(path + ".children", static_cast<size_t>(other)));
-              ok = false;
-            }
-            link.first_rank = static_cast<uint16_t>(first);
-            link.rank_count = static_cast<uint16_t>(count);
-          }
-        }
-        const auto remote = endpoint(ch.has_remote(), ch.remote(), cpath + ".remote", false);
-        const auto local = endpoint(ch.has_local(), ch.local(), cpath + ".local", true);
-        if (remote && local && ok && port_ok) {
-          link.remote = *remote;
-          link.local = *local;
-          gc.children.push_back(link);
-        }
-      }
-
-      if (g.has_parent()) {
-        const Msg::Parent& p = g.parent();
-        const std::string ppath = path + ".parent";
-        engine::ParentLink link;
-        const auto port = port_ref(p.port(), ppath + ".port");
-        if (port) used_ports.push_back(*port);
-        const auto remote = endpoint(p.has_remote(), p.remote(), ppath + ".remote", false);
-        const auto local = endpoint(p.has_local(), p.local(), ppath + ".local", true);
-        if (port && remote && local) {
-          link.port = *port;
-          link.remote = *remote;
-          link.local = *local;
-          gc.parent = link;
-        }
-      } else if (ranks_ok) {
-        std::vector<uint32_t> missing;
-        for (uint32_t r = 0; r < owner.size(); ++r) {
-          if (owner[r] < 0) missing.push_back(r);
-        }
-        if (!missing.empty() && !g.children().empty()) {
-          fail(path + ".children",
-               std::string(missing.size() == 1 ? "rank " : "ranks ") + rank_list(missing) +
-                   (missing.size() == 1 ? " is" : " are") +
-                   " not covered by any child; at the root switch (no parent) the children "
-                   "must cover all " +
-                   std::to_string(gc.num_ranks) + " ranks");
-        }
-      }
-
-      if (pmtu_ok) {
-        std::sort(used_ports.begin(), used_ports.end());
-        used_ports.erase(std::unique(used_ports.begin(), used_ports.end()), used_ports.end());
-        for (const uint16_t port : used_ports) {
-          const PortConfig& pc = ports[port];
-          if (uint32_t{gc.pmtu} + kRoceOverhead > pc.mtu) {
-            fail(path + ".pmtu",
-                 std::to_string(gc.pmtu) + " + " + std::to_string(kRoceOverhead) +
-                     " bytes of RoCEv2 overhead (Ethernet, IPv4, UDP, BTH, RETH/ImmDt, ICRC, "
-                     "with margin) exceeds mtu " +
-                     std::to_string(pc.mtu) + " of port " + quote(pc.name) + " (" +
-                     index("ports", port) + ")");
-          }
-        }
-      }
-      out.push_back(std::move(gc));
+      if (auto gc = check.check(g, path)) out.push_back(std::move(*gc));
     }
     return out;
   }
@@ -671,11 +343,7 @@ class Validator {
 
   const Msg& m_;
   std::vector<ConfigError> errors_;
-  std::map<std::string, int> port_index_;  // name → first port with it
-  // inc address ipv4 → (its MAC if valid, index in switch.inc_addresses)
-  std::map<uint32_t, std::pair<std::optional<wire::MacAddr>, int>> inc_macs_;
-  std::map<std::pair<uint32_t, uint32_t>, std::string> local_keys_;   // (ipv4, qpn) → path
-  std::map<std::pair<uint32_t, uint32_t>, std::string> remote_keys_;  // (ipv4, qpn) → path
+  SwitchView sv_;  // filled by ports() and switch_config(), for faults and groups
 };
 
 }  // namespace

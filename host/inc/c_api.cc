@@ -101,6 +101,12 @@ int inc_comm_size(const inc_comm_t* c) { return check(c) == INC_OK ? c->comm->si
 const char* inc_comm_transport(const inc_comm_t* c) {
   return check(c) == INC_OK ? c->comm->transport().data() : "";
 }
+const char* inc_comm_mode(const inc_comm_t* c) {
+  return check(c) == INC_OK ? c->comm->mode().data() : "";
+}
+int inc_comm_host_fallback(const inc_comm_t* c) {
+  return check(c) == INC_OK && c->comm->host_fallback() ? 1 : 0;
+}
 
 int inc_allreduce(inc_comm_t* c, const void* s, void* r, size_t n, inc_dtype_t t, inc_op_t op) {
   if (int e = check(c, t, op)) return e;

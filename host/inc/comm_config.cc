@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "datapath/wire/addr.h"
+#include "host/inc/manager_config.h"
 
 extern char** environ;
 
@@ -42,6 +43,19 @@ const std::vector<std::pair<std::string, std::string>> kKeys = {
     {"INC_COPY_SEND_BYTES",
      "copy inputs up to this size so calls need not wait for upload ACKs (default 65536)"},
     {"INC_LINGER_MS", "keep acknowledging at close for this long (default 200)"},
+    {"INC_MANAGER",
+     "inc-manager address, host:port or unix:/path: join through it (then INC_SWITCH_IP, "
+     "INC_SWITCH_QPN and INC_PSN must be absent; INC_PMTU/INC_WINDOW are requests)"},
+    {"INC_TENANT", "with INC_MANAGER: the tenant (default \"default\")"},
+    {"INC_GROUP", "with INC_MANAGER: the group's name, the same on every rank (required)"},
+    {"INC_QUEUE_TIMEOUT_MS", "with INC_MANAGER: wait this long for INC memory (default 0)"},
+    {"INC_JOIN_TIMEOUT_MS", "with INC_MANAGER: deadline of the join call (default 60000)"},
+    {"INC_MANAGER_CA", "with INC_MANAGER: TLS root CA file (PEM); plaintext when no TLS key"},
+    {"INC_MANAGER_CERT", "with INC_MANAGER: TLS client certificate file (PEM, with _KEY)"},
+    {"INC_MANAGER_KEY", "with INC_MANAGER: TLS client key file (PEM, with _CERT)"},
+    {"INC_HOST_FALLBACK",
+     "with INC_MANAGER: 1|0, accept host collectives when there is no INC memory (default 1)"},
+    {"INC_HOST_QPN", "with INC_MANAGER, soft: the host ring's base QPN (default INC_QPN + 2)"},
 };
 
 template <typename T>
@@ -186,6 +200,12 @@ ConfigResult config_from_pairs(const std::map<std::string, std::string>& pairs) 
       auto v = parse_uint<uint64_t>(value, uint64_t{1} << 32);
       if (!v) return bad(key, value, "expected bytes (0 = never copy)");
       c.copy_send_bytes = static_cast<size_t>(*v);
+    } else if (key.rfind("INC_MANAGER", 0) == 0 || key == "INC_TENANT" || key == "INC_GROUP" ||
+               key == "INC_QUEUE_TIMEOUT_MS" || key == "INC_JOIN_TIMEOUT_MS" ||
+               key == "INC_HOST_FALLBACK" || key == "INC_HOST_QPN") {
+      if (std::string why = parse_manager_key(key, value, c.manager); !why.empty()) {
+        return bad(key, value, why);
+      }
     } else if (key == "INC_LINGER_MS") {
       auto v = u32(600'000);
       if (!v) return bad(key, value, "expected milliseconds");
@@ -200,6 +220,16 @@ ConfigResult config_from_pairs(const std::map<std::string, std::string>& pairs) 
   if (c.rank >= c.ranks) {
     r.error =
         "INC_RANK=" + std::to_string(c.rank) + " is not below INC_RANKS=" + std::to_string(c.ranks);
+    return r;
+  }
+  if (c.manager.enabled()) {
+    if (pairs.count("INC_WINDOW")) c.manager.window = t.window;
+    if (pairs.count("INC_PMTU")) c.manager.pmtu = t.pmtu;
+    r.error = check_manager_keys(pairs, c);
+    return r;
+  }
+  if (const std::string stray = manager_only_key(pairs); !stray.empty()) {
+    r.error = stray + " needs INC_MANAGER (the inc-manager to join through)";
     return r;
   }
   if (t.switch_ip == 0) {

@@ -1,6 +1,6 @@
-// CommConfig: everything a rank needs to join an EPIC group before the
-// manager's rendezvous exists — its rank and the group size, the transport
-// and the switch's peer parameters — read from INC_* environment variables or
+// CommConfig: everything a rank needs to join an EPIC group — its rank and the
+// group size, the transport, and either the switch's peer parameters (static
+// keys) or the inc-manager to ask for them (INC_MANAGER) — read from INC_* environment variables or
 // from a file of the same KEY=VALUE lines (docs/libinc.md lists every key).
 // Unknown INC_* keys are errors (a typo must not silently fall back to a
 // default); every error names the key and the value.
@@ -11,12 +11,30 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "host/transport/open.h"
 
 namespace epic::inc {
+
+// INC_MANAGER & co.: the rank joins its group through inc-manager's JoinGroup rendezvous
+// (host/inc/manager_join.h), which answers the switch's peer parameters.
+struct ManagerOptions {
+  std::string address;  // "host:port" or "unix:/path"; "" = static peer keys (no manager)
+  std::string tenant = "default";
+  std::string group;
+  uint32_t queue_timeout_ms = 0;  // wait this long for INC memory (0 = answer at once)
+  std::chrono::milliseconds join_timeout{60000};  // the JoinGroup call's gRPC deadline
+  std::string ca_file, cert_file, key_file;       // TLS (PEM files); plaintext when all ""
+  bool host_fallback = true;  // accept host collectives when there is no INC memory
+  uint32_t host_qpn = 0;      // soft: the ring's base QPN (0 = INC_QPN + 2)
+  // INC_WINDOW / INC_PMTU when given: asked of the manager (its defaults otherwise).
+  std::optional<uint32_t> window;
+  std::optional<uint16_t> pmtu;
+  bool enabled() const { return !address.empty(); }
+};
 
 struct CommConfig {
   uint16_t rank = 0;
@@ -34,6 +52,7 @@ struct CommConfig {
   size_t copy_send_bytes = size_t{64} << 10;
   // At close, how long to keep acknowledging the switch's last results.
   std::chrono::milliseconds linger{200};
+  ManagerOptions manager;
 };
 
 struct ConfigResult {

@@ -7,6 +7,7 @@
 #include "host/collective/collective_runner.h"
 #include "host/collective/layout.h"
 #include "host/collective/plan.h"
+#include "host/fallback/host_collectives.h"
 #include "host/transport/endpoint.h"
 
 namespace epic::inc {
@@ -36,6 +37,10 @@ Communicator::Created Communicator::create(const CommConfig& config) {
                          std::to_string(config.ranks) + " ranks"};
   }
   std::unique_ptr<Communicator> c(new Communicator(config));
+  if (config.manager.enabled()) {
+    if (std::string error = c->join_manager(); !error.empty()) return {nullptr, error};
+    return {std::move(c), ""};
+  }
   auto t = host::open_transport(config.transport);
   if (!t.ok()) return {nullptr, t.error};
   c->transport_ = std::move(t.value);
@@ -47,7 +52,9 @@ Communicator::Communicator(const CommConfig& config) : config_(config) {}
 
 Communicator::~Communicator() { close(); }
 
-std::string_view Communicator::transport() const { return transport_->kind(); }
+std::string_view Communicator::transport() const {
+  return host_ ? std::string_view(host_kind_) : transport_->kind();
+}
 
 Status Communicator::invalid(const std::string& why) {
   last_error_ = {Code::kInvalidArgument, why};
@@ -110,6 +117,7 @@ Request Communicator::post(CollectiveType type, DType t, ReduceOp op, uint16_t r
     invalid(name + ": count " + std::to_string(count) + " overflows the buffer size");
     return {};
   }
+  if (host_) return post_host(type, t, op, root, send, recv, count);
 
   Op o;
   o.id = next_id_++;
@@ -206,6 +214,7 @@ Request Communicator::post(CollectiveType type, DType t, ReduceOp op, uint16_t r
 }
 
 void Communicator::progress() {
+  if (!runner_) return;  // host mode: calls complete when posted
   if (!broken_.ok()) return;
   runner_->poll();
   if (!runner_->error().empty()) {
@@ -315,7 +324,14 @@ Status Communicator::wait(Request r) { return drive(r.id); }
 Status Communicator::close() {
   if (closed_) return broken_;
   closed_ = true;
-  if (!broken_.ok() || !transport_) return broken_;
+  if (host_) {
+    if (broken_.ok()) host_->linger(config_.linger);
+    return broken_;
+  }
+  if (!broken_.ok() || !transport_) {
+    leave_manager();
+    return broken_;
+  }
   transport_->run_until(
       [&] {
         progress();
@@ -329,10 +345,12 @@ Status Communicator::close() {
   }
   // Our last ACKs may be lost: stay to acknowledge the switch's repeated results.
   transport_->run_until([] { return false; }, config_.linger);
+  leave_manager();  // after our last ACKs: the last rank to leave tears the group down
   return broken_;
 }
 
 std::string Communicator::describe() const {
+  if (host_) return host_->describe();
   return "rank " + std::to_string(config_.rank) + "/" + std::to_string(config_.ranks) + " (" +
          std::string(transport_->kind()) + "): " + std::to_string(ops_.size()) +
          " requests pending; " + runner_->dump();

@@ -38,11 +38,15 @@
 #include "datapath/arith/dtype.h"
 #include "datapath/engine/collective.h"
 #include "host/inc/comm_config.h"
+#include "host/inc/manager_join.h"
 
 namespace epic::host {
 class CollectiveRunner;
 class Transport;
 }  // namespace epic::host
+namespace epic::host::fallback {
+class HostCollectives;
+}  // namespace epic::host::fallback
 
 namespace epic::inc {
 
@@ -65,7 +69,12 @@ struct Request {
 
 class Communicator {
  public:
-  // Opens the transport (verbs, soft or auto) and connects to the switch.
+  // Opens the transport (verbs, soft or auto) and connects to the switch — with the static
+  // peer parameters, or those inc-manager answers (CommConfig::manager; communicator_join.cc).
+  // When the manager has no INC memory for the group and the rank accepts it
+  // (INC_HOST_FALLBACK), the communicator runs host collectives instead (mode() "host"):
+  // every call, blocking or not, then runs to completion inside the call (an i* call returns
+  // a completed Request); one line on stderr says so.
   struct Created;
   static Created create(const CommConfig& config);
   ~Communicator();  // close()s
@@ -76,6 +85,10 @@ class Communicator {
   uint16_t size() const { return config_.ranks; }
   // "verbs" or "soft": what the rank actually uses ("auto" resolved).
   std::string_view transport() const;
+  // True when the group fell back to host collectives (no INC memory).
+  bool host_fallback() const { return host_ != nullptr; }
+  // "inc" (the switch reduces) or "host" (host collectives, host_fallback()).
+  std::string_view mode() const { return host_ ? "host" : "inc"; }
 
   Status allreduce(const void* send, void* recv, size_t count, DType t, ReduceOp op);
   Status reduce(const void* send, void* recv, size_t count, DType t, ReduceOp op, uint16_t root);
@@ -133,6 +146,13 @@ class Communicator {
   };
 
   explicit Communicator(const CommConfig& config);
+  // communicator_join.cc: the join through inc-manager ("" or the error) and host mode.
+  std::string join_manager();
+  std::string start_host(const std::string& kind, const JoinAnswer& answer,
+                         std::unique_ptr<host::fallback::HostCollectives> ring);
+  Request post_host(engine::CollectiveType type, DType t, ReduceOp op, uint16_t root,
+                    const void* send, void* recv, size_t count);
+  void leave_manager();
   Request post(engine::CollectiveType type, DType t, ReduceOp op, uint16_t root, const void* send,
                void* recv, size_t count);
   Status invalid(const std::string& why);
@@ -144,6 +164,9 @@ class Communicator {
   CommConfig config_;
   std::unique_ptr<host::Transport> transport_;
   std::unique_ptr<host::CollectiveRunner> runner_;
+  std::unique_ptr<ManagerJoin> manager_;                   // joined through inc-manager
+  std::unique_ptr<host::fallback::HostCollectives> host_;  // host mode
+  std::string host_kind_;                                  // host mode: "soft" | "verbs"
   std::deque<Op> ops_;  // posted, not complete; front is the oldest
   // Input copies of completed requests whose uploads are not yet acknowledged (the QP may
   // re-read them): (runner index of the last piece, the copy).

@@ -54,6 +54,10 @@ void inc_comm_destroy(inc_comm_t* comm);
 int inc_comm_rank(const inc_comm_t* comm);
 int inc_comm_size(const inc_comm_t* comm);
 const char* inc_comm_transport(const inc_comm_t* comm); /* "verbs" or "soft" */
+/* "inc" (the switch reduces) or "host" (no INC memory: host collectives, see
+ * INC_HOST_FALLBACK in docs/libinc.md); inc_comm_host_fallback() is 1 in host mode. */
+const char* inc_comm_mode(const inc_comm_t* comm);
+int inc_comm_host_fallback(const inc_comm_t* comm);
 
 int inc_allreduce(inc_comm_t* c, const void* send, void* recv, size_t count, inc_dtype_t t,
                   inc_op_t op);

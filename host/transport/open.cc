@@ -38,13 +38,8 @@ soft::io::Result<std::unique_ptr<Transport>> open_soft(const TransportOptions& o
   return {std::move(t.value), ""};
 }
 
-soft::io::Result<std::unique_ptr<Transport>> open_verbs(const TransportOptions& o) {
-#ifndef EPIC_HAVE_VERBS
-  (void)o;
-  return {nullptr,
-          "this libinc was built without libibverbs (apt-get install libibverbs-dev, "
-          "then rebuild): use INC_TRANSPORT=soft"};
-#else
+#ifdef EPIC_HAVE_VERBS
+verbs::VerbsConfig verbs_config(const TransportOptions& o) {
   verbs::VerbsConfig c;
   c.device = o.device;
   c.port = o.ib_port;
@@ -60,8 +55,53 @@ soft::io::Result<std::unique_ptr<Transport>> open_verbs(const TransportOptions& 
   c.timeout_code = o.timeout_code;
   c.retry_count = o.retry_count;
   c.rnr_retry = 7;
-  auto t = verbs::VerbsTransport::open(c);
+  return c;
+}
+#endif
+
+#ifndef EPIC_HAVE_VERBS
+const char* const kNoVerbs =
+    "this libinc was built without libibverbs (apt-get install libibverbs-dev, "
+    "then rebuild): use INC_TRANSPORT=soft";
+#endif
+
+soft::io::Result<std::unique_ptr<Transport>> open_verbs(const TransportOptions& o) {
+#ifndef EPIC_HAVE_VERBS
+  (void)o;
+  return {nullptr, kNoVerbs};
+#else
+  auto t = verbs::VerbsTransport::open(verbs_config(o));
   if (!t.ok()) return {nullptr, "verbs transport: " + t.error};
+  return {std::move(t.value), ""};
+#endif
+}
+
+// verbs: the QP exists (and has its QPN) before the rendezvous; connected after it.
+soft::io::Result<std::unique_ptr<Transport>> open_verbs_resolved(const TransportOptions& o,
+                                                                 const PeerResolver& resolve) {
+#ifndef EPIC_HAVE_VERBS
+  (void)o;
+  (void)resolve;
+  return {nullptr, kNoVerbs};
+#else
+  auto t = verbs::VerbsTransport::create(verbs_config(o));
+  if (!t.ok()) return {nullptr, "verbs transport: " + t.error};
+  LocalEndpoint local;
+  local.kind = "verbs";
+  local.gid = t.value->local_gid();
+  local.ipv4 = o.ip;
+  const auto& g = local.gid;
+  if (local.ipv4 == 0 && g[10] == 0xFF && g[11] == 0xFF) {
+    local.ipv4 = uint32_t{g[12]} << 24 | uint32_t{g[13]} << 16 | uint32_t{g[14]} << 8 | g[15];
+  }
+  local.qpn = t.value->qpn();
+  auto peer = resolve(local);
+  if (!peer.ok()) return {nullptr, peer.error};
+  const PeerParams& p = peer.value;
+  if (auto s = t.value->connect(p.switch_ip, p.switch_qpn, p.initial_psn, p.pmtu, p.window);
+      !s.ok()) {
+    return {nullptr, "verbs transport: " + s.error};
+  }
   return {std::move(t.value), ""};
 #endif
 }
@@ -76,20 +116,10 @@ bool verbs_device_present() {
 #endif
 }
 
-std::string validate(const TransportOptions& o) {
+std::string validate_local(const TransportOptions& o) {
   if (o.kind != "soft" && o.kind != "verbs" && o.kind != "auto") {
     return "transport '" + o.kind + "' is not one of soft, verbs, auto";
   }
-  if (o.switch_ip == 0) return "the switch's INC address (switch_ip) is not set";
-  if (o.switch_qpn == 0 || o.switch_qpn > 0xFFFFFF) {
-    return "the switch's virtual QPN must be in 1..0xffffff (got " + std::to_string(o.switch_qpn) +
-           ")";
-  }
-  if (o.initial_psn > 0xFFFFFF) return "the initial PSN must fit 24 bits";
-  if (!valid_pmtu(o.pmtu)) {
-    return "path MTU " + std::to_string(o.pmtu) + " is not one of 256, 512, 1024, 2048, 4096";
-  }
-  if (o.window == 0) return "the window (MW) must be at least 1 packet";
   if (o.retry_count > 7) return "retry_count must be 0..7";
   if (o.timeout_code > 31) return "timeout_code must be 0..31";
   if (o.kind == "soft") {
@@ -101,6 +131,21 @@ std::string validate(const TransportOptions& o) {
   return "";
 }
 
+std::string validate(const TransportOptions& o) {
+  if (std::string why = validate_local(o); !why.empty()) return why;
+  if (o.switch_ip == 0) return "the switch's INC address (switch_ip) is not set";
+  if (o.switch_qpn == 0 || o.switch_qpn > 0xFFFFFF) {
+    return "the switch's virtual QPN must be in 1..0xffffff (got " + std::to_string(o.switch_qpn) +
+           ")";
+  }
+  if (o.initial_psn > 0xFFFFFF) return "the initial PSN must fit 24 bits";
+  if (!valid_pmtu(o.pmtu)) {
+    return "path MTU " + std::to_string(o.pmtu) + " is not one of 256, 512, 1024, 2048, 4096";
+  }
+  if (o.window == 0) return "the window (MW) must be at least 1 packet";
+  return "";
+}
+
 soft::io::Result<std::unique_ptr<Transport>> open_transport(const TransportOptions& o) {
   TransportOptions eff = o;
   if (o.kind == "auto") {
@@ -108,6 +153,33 @@ soft::io::Result<std::unique_ptr<Transport>> open_transport(const TransportOptio
   }
   if (const std::string why = validate(eff); !why.empty()) return {nullptr, why};
   return eff.kind == "verbs" ? open_verbs(eff) : open_soft(eff);
+}
+
+soft::io::Result<std::unique_ptr<Transport>> open_transport(const TransportOptions& o,
+                                                            const PeerResolver& resolve) {
+  TransportOptions eff = o;
+  if (o.kind == "auto") eff.kind = verbs_device_present() ? "verbs" : "soft";
+  if (const std::string why = validate_local(eff); !why.empty()) return {nullptr, why};
+  if (eff.kind == "verbs") return open_verbs_resolved(eff, resolve);
+  // soft: the QPN is ours to choose, so the rendezvous can run before the NIC opens.
+  LocalEndpoint local;
+  local.kind = "soft";
+  local.ipv4 = eff.ip;
+  local.mac = eff.mac;
+  local.gid[10] = local.gid[11] = 0xFF;
+  for (int i = 0; i < 4; ++i) local.gid[12 + i] = static_cast<uint8_t>(eff.ip >> (24 - 8 * i));
+  local.qpn = eff.qpn;
+  auto peer = resolve(local);
+  if (!peer.ok()) return {nullptr, peer.error};
+  eff.switch_ip = peer.value.switch_ip;
+  eff.switch_qpn = peer.value.switch_qpn;
+  eff.initial_psn = peer.value.initial_psn;
+  eff.pmtu = peer.value.pmtu;
+  eff.window = peer.value.window;
+  if (const std::string why = validate(eff); !why.empty()) {
+    return {nullptr, "the rendezvous answered unusable peer parameters: " + why};
+  }
+  return open_soft(eff);
 }
 
 }  // namespace epic::host

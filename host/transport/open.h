@@ -8,8 +8,10 @@
 // Thread-safety: plain values and a factory.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -54,8 +56,37 @@ struct TransportOptions {
 
 // "" when the options are consistent for their kind, else what is wrong.
 std::string validate(const TransportOptions& o);
+// The same without the peer fields (switch_ip, switch_qpn, initial_psn, pmtu, window).
+std::string validate_local(const TransportOptions& o);
 
 soft::io::Result<std::unique_ptr<Transport>> open_transport(const TransportOptions& o);
+
+// The rank's own side of its connection, known once its QP exists: what a rendezvous
+// (inc-manager's JoinGroup, host/inc/manager_join.h) is told.
+struct LocalEndpoint {
+  std::string kind;               // "soft" | "verbs"
+  uint32_t ipv4 = 0;              // host order
+  wire::MacAddr mac{};            // soft: the endpoint's own; verbs: all zero (not known here)
+  std::array<uint8_t, 16> gid{};  // the RoCEv2 GID, ::ffff:ipv4
+  uint32_t qpn = 0;
+};
+
+// What a rendezvous answers: the switch's endpoint for this rank and the group's parameters.
+struct PeerParams {
+  uint32_t switch_ip = 0;  // host order
+  uint32_t switch_qpn = 0;
+  uint32_t initial_psn = 0;
+  uint16_t pmtu = 1024;
+  uint32_t window = 128;
+};
+
+using PeerResolver = std::function<soft::io::Result<PeerParams>(const LocalEndpoint&)>;
+
+// Creates the QP (soft: the QPN is o.qpn; verbs: the device's), calls `resolve` with the local
+// endpoint, then connects to the peer it answers; the peer fields of `o` are ignored. An error
+// from `resolve` is returned as it is.
+soft::io::Result<std::unique_ptr<Transport>> open_transport(const TransportOptions& o,
+                                                            const PeerResolver& resolve);
 
 // True when at least one RDMA device is present (what "auto" decides on).
 bool verbs_device_present();

@@ -70,7 +70,9 @@ int main(int argc, char** argv) {
       "inc-bench: EPIC collectives through the switch, a size sweep per primitive; every result "
       "verified bit for bit, latency percentiles and algorithm bandwidth (bytes of one rank's "
       "buffer / latency).\nPeer parameters: INC_* environment variables or --config FILE "
-      "(docs/libinc.md). Run the same command on every rank; rank 0 reports."};
+      "(docs/libinc.md), static or from inc-manager (INC_MANAGER, INC_GROUP, ...; with no INC "
+      "memory the group may fall back to host collectives: the output's mode says \"host\"). "
+      "Run the same command on every rank; rank 0 reports."};
   std::string config_path, primitives = "allreduce", dtypes = "fp32", op_name = "sum",
                            sizes = "4K,64K,1M,4M";
   uint32_t iters = 20, warmup = 3, root = 0;
@@ -189,8 +191,10 @@ int main(int argc, char** argv) {
   epic::inc::Communicator& comm = *created.value;
   const bool report = all_ranks || comm.rank() == 0;
   if (report && !json) {
-    std::printf("# inc-bench: %u ranks, transport %s, %u timed + %u warm-up calls per case\n",
-                comm.size(), std::string(comm.transport()).c_str(), iters, warmup);
+    std::printf(
+        "# inc-bench: %u ranks, mode %s, transport %s, %u timed + %u warm-up calls per case\n",
+        comm.size(), std::string(comm.mode()).c_str(), std::string(comm.transport()).c_str(), iters,
+        warmup);
     std::printf("%-14s %-5s %-4s %8s %10s %10s %10s %10s %10s %10s %s\n", "primitive", "dtype",
                 "op", "bytes", "p50_us", "p90_us", "p99_us", "min_us", "max_us", "algbw_GB/s",
                 "check");
@@ -219,6 +223,7 @@ int main(int argc, char** argv) {
     if (!report) continue;
     if (json) {
       nlohmann::json j = {{"tool", "epic"},
+                          {"mode", std::string(comm.mode())},  // "inc" | "host" (fallback)
                           {"transport", std::string(comm.transport())},
                           {"rank", comm.rank()},
                           {"ranks", comm.size()},

@@ -342,6 +342,31 @@ Status VerbsTransport::setup(const VerbsConfig& c) {
   return Status::success();
 }
 
+Status VerbsTransport::connect(uint32_t remote_ipv4, uint32_t remote_qpn, uint32_t initial_psn,
+                               uint16_t pmtu, uint32_t window) {
+  if (connected_) return Status::failure("connect: the QP is already connected");
+  if (!mtu_enum(pmtu)) {
+    return Status::failure("connect: path MTU " + std::to_string(pmtu) +
+                           " is not one of 256, 512, 1024, 2048, 4096");
+  }
+  if (initial_psn > 0xFFFFFF) return Status::failure("connect: the initial PSN must fit 24 bits");
+  config_.sq_psn = config_.rq_psn = initial_psn;
+  config_.pmtu = pmtu;
+  config_.max_outstanding = std::max<uint32_t>(1, window);
+  window_ = SendWindow(config_.max_outstanding, config_.pmtu);  // nothing was posted yet
+  return connect(remote_ipv4, remote_qpn);
+}
+
+std::array<uint8_t, 16> VerbsTransport::local_gid() const {
+  std::array<uint8_t, 16> out{};
+  ibv_gid g{};
+  if (ctx_ == nullptr || gid_index_ < 0 || ibv_query_gid(ctx_, config_.port, gid_index_, &g) != 0) {
+    return out;
+  }
+  std::copy(std::begin(g.raw), std::end(g.raw), out.begin());
+  return out;
+}
+
 Status VerbsTransport::connect(uint32_t remote_ipv4, uint32_t remote_qpn) {
   if (qp_ == nullptr) return Status::failure("connect: no QP");
   if (connected_) return Status::failure("connect: the QP is already connected");

@@ -20,6 +20,7 @@
 // Thread-safety: none; one thread owns a transport.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -76,6 +77,12 @@ class VerbsTransport : public host::Transport {
   static soft::io::Result<std::unique_ptr<VerbsTransport>> create(const VerbsConfig& config);
   // RTR (the kernel resolves remote_ipv4's MAC here, by ARP) and RTS.
   soft::io::Status connect(uint32_t remote_ipv4, uint32_t remote_qpn);
+  // The same with the path parameters a rendezvous answered after create() (inc-manager's
+  // JoinGroup): they replace the config's sq_psn/rq_psn, pmtu and max_outstanding.
+  soft::io::Status connect(uint32_t remote_ipv4, uint32_t remote_qpn, uint32_t initial_psn,
+                           uint16_t pmtu, uint32_t window);
+  // The local GID the QP uses (valid after create()); all zero if it cannot be read.
+  std::array<uint8_t, 16> local_gid() const;
 
   ~VerbsTransport() override;
   VerbsTransport(const VerbsTransport&) = delete;

@@ -1,0 +1,80 @@
+// GroupTable: the groups this switch serves and the slots granted to each, and the one place
+// that changes them. Static groups come from incd's config file (groups[]): they use slots
+// from the capacity, are installed at start, and inc-manager can neither replace, remove,
+// detach nor attach them. Manager groups arrive as contexts in the shape of a groups[] entry
+// (proto/inc/v1/incd_config.proto) and are checked by the config loader's own group checks
+// (daemon/config/group_validate.h) against the switch's ports, INC addresses and every other
+// group's endpoints, then against the switch's limits (window, pmtu, slots = 2·window, free
+// slot capacity).
+//
+// Every change is applied as a whole new set through GroupSink::set_groups, so groups that did
+// not change keep running undisturbed; a refused change leaves table and datapath as they were.
+// Idempotent where inc-manager may repeat itself after a reconnect: installing the same
+// context again, removing or detaching a group that is not there, attaching slots that are
+// already attached all succeed without touching the datapath.
+// Threading: not thread-safe; the agent's thread owns it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "agent/core/group_sink.h"
+#include "daemon/config/checks.h"
+#include "datapath/engine/group.h"
+#include "proto/inc/v1/incd_config.pb.h"
+
+namespace epic::agent {
+
+struct SwitchLimits {
+  uint32_t slot_capacity = 8192;  // slots (one PSN of one group each) the switch grants in all
+  uint32_t max_window = 1024;     // largest MW accepted (a power of two)
+  uint16_t max_pmtu = 4096;       // largest pmtu accepted
+};
+
+struct GroupEntry {
+  engine::GroupConfig config;
+  uint32_t slots = 0;  // granted slots (2·window), 0 while detached
+  bool is_static = false;
+};
+
+class GroupTable {
+ public:
+  // `static_groups` are installed already (incd started the datapath with them).
+  GroupTable(incd::SwitchView sw, SwitchLimits limits,
+             std::vector<engine::GroupConfig> static_groups, GroupSink& sink);
+
+  // Each returns "" (done, or nothing to do) or the reason it was refused (nothing changed).
+  std::string install(const inc::v1::IncdConfig::Group& context, uint32_t slots);
+  std::string remove(uint32_t group_id);
+  std::string detach(uint32_t group_id);
+  std::string attach(uint32_t group_id, uint32_t slots);
+  // Removes every manager group whose id is not in `keep` (static groups stay) in one set.
+  // "" or why the datapath refused (nothing changed).
+  std::string retain(const std::vector<uint32_t>& keep);
+
+  const GroupEntry* find(uint32_t group_id) const;
+  const std::vector<GroupEntry>& entries() const { return entries_; }  // static first
+  uint32_t slots_in_use() const;      // static and attached manager groups
+  uint32_t static_slots() const;      // what the static groups hold
+  uint32_t manager_capacity() const;  // what inc-manager may grant: capacity - static
+  const SwitchLimits& limits() const { return limits_; }
+  static uint32_t slots_for(const engine::GroupConfig& g) { return 2 * g.window; }
+
+ private:
+  // Why `slots` cannot be granted to `g` now ("" when they can).
+  std::string check_grant(const engine::GroupConfig& g, uint32_t slots) const;
+  // Publishes `next` to the datapath (attached entries only); on success it becomes the table.
+  std::string apply(std::vector<GroupEntry> next);
+  std::string refuse_static(const GroupEntry& e, const char* what) const;
+
+  incd::SwitchView sw_;
+  SwitchLimits limits_;
+  GroupSink& sink_;
+  std::vector<GroupEntry> entries_;
+};
+
+// "window 16 → 32, children[2].remote" — the fields in which two contexts of a group differ.
+std::string differences(const engine::GroupConfig& installed, const engine::GroupConfig& asked);
+
+}  // namespace epic::agent

@@ -1,0 +1,38 @@
+// The agent's Heartbeat message (proto/inc/v1/agent.proto): per-group engine counters, and the
+// hosts the switch has learned. TelemetrySource is where they come from — in incd the
+// workers' published telemetry (daemon/datapath_telemetry.h), in tests a fake.
+// Threading: make_heartbeat runs on the agent's thread; a source must be callable there.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "datapath/engine/group.h"
+#include "datapath/wire/roce_packet.h"
+#include "proto/inc/v1/agent.pb.h"
+
+namespace epic::agent {
+
+struct GroupReport {
+  uint32_t group_id = 0;
+  engine::GroupStats stats;
+  uint64_t last_progress_age_ms = 0;  // since the group last made progress
+};
+
+struct HostReport {
+  uint32_t ipv4 = 0;
+  wire::MacAddr mac{};
+  std::string port;
+};
+
+class TelemetrySource {
+ public:
+  virtual ~TelemetrySource() = default;
+  virtual std::vector<GroupReport> groups() const = 0;
+  virtual std::vector<HostReport> hosts() const = 0;
+};
+
+inc::v1::AgentMessage make_heartbeat(const TelemetrySource& source);
+
+}  // namespace epic::agent

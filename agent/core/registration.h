@@ -1,0 +1,28 @@
+// The agent's Register message (proto/inc/v1/agent.proto): who the switch is (id, INC
+// address, ports), what inc-manager may grant on it (slot capacity left after the static
+// groups, largest window and pmtu), and the manager groups it serves right now — so that a
+// re-registration after a lost stream lets the manager re-synchronise instead of reinstalling.
+// Static groups (incd's config file) are not listed: the manager does not own them; their
+// slots are already left out of slot_capacity.
+// Threading: pure function.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "agent/core/action_applier.h"
+#include "daemon/config/config.h"
+#include "proto/inc/v1/agent.pb.h"
+
+namespace epic::agent {
+
+struct SwitchIdentity {
+  std::string switch_id;      // operator-chosen, e.g. "leaf0"
+  switching::IncAddress inc;  // the INC address the manager puts virtual QPs on
+  std::vector<incd::PortConfig> ports;
+  std::string agent_version = "incd 0.1.0";
+};
+
+inc::v1::AgentMessage make_register(const SwitchIdentity& id, const ActionApplier& applier);
+
+}  // namespace epic::agent

@@ -1,0 +1,98 @@
+#include "daemon/config/manager_validate.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+
+#include "datapath/wire/addr.h"
+
+namespace epic::incd {
+
+std::optional<ManagerConfig> validate_manager(const inc::v1::IncdConfig::Manager& m,
+                                              const SwitchConfig& sw,
+                                              const std::vector<engine::GroupConfig>& groups,
+                                              Errors& errors) {
+  const size_t errors_before = errors.size();
+  const auto fail = [&](const char* field, std::string message) {
+    errors.push_back({std::string("manager.") + field, std::move(message)});
+  };
+  ManagerConfig c;
+  c.address = m.address();
+  if (c.address.empty())
+    fail("address",
+         "required (inc-manager's gRPC target: host:port, dns:///name:port or "
+         "unix:/path)");
+  c.switch_id = m.switch_id();
+  const bool id_chars = std::all_of(c.switch_id.begin(), c.switch_id.end(), [](char ch) {
+    return std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '_' || ch == '-';
+  });
+  if (c.switch_id.empty() || c.switch_id.size() > 64 || !id_chars)
+    fail("switch_id", quote(c.switch_id) + " is not 1..64 of [A-Za-z0-9._-] (e.g. leaf0)");
+
+  if (sw.inc_addresses.empty()) {
+    fail("inc_ipv4", "the manager needs an INC address: switch.inc_addresses is empty");
+  } else if (m.inc_ipv4().empty()) {
+    c.inc = sw.inc_addresses.front();
+  } else if (const auto ip = check_ipv4(m.inc_ipv4(), "manager.inc_ipv4", errors)) {
+    const auto it = std::find_if(sw.inc_addresses.begin(), sw.inc_addresses.end(),
+                                 [&](const auto& a) { return a.ipv4 == *ip; });
+    if (it == sw.inc_addresses.end()) {
+      fail("inc_ipv4", quote(m.inc_ipv4()) + " is not one of switch.inc_addresses");
+    } else {
+      c.inc = *it;
+    }
+  }
+
+  if (m.has_max_window()) c.max_window = m.max_window();
+  if (c.max_window == 0 || c.max_window > (1u << 20) || (c.max_window & (c.max_window - 1)) != 0)
+    fail("max_window", std::to_string(c.max_window) + " is not a power of two in 1..1048576");
+  if (m.has_max_pmtu()) {
+    const uint32_t p = m.max_pmtu();
+    if (p == 256 || p == 512 || p == 1024 || p == 2048 || p == 4096) {
+      c.max_pmtu = static_cast<uint16_t>(p);
+    } else {
+      fail("max_pmtu", std::to_string(p) + " is not one of 256|512|1024|2048|4096");
+    }
+  }
+  if (m.has_slot_capacity()) c.slot_capacity = m.slot_capacity();
+  uint64_t static_slots = 0;
+  for (const auto& g : groups) static_slots += 2ull * g.window;
+  if (c.slot_capacity == 0) {
+    fail("slot_capacity", "must be >= 1");
+  } else if (static_slots > c.slot_capacity) {
+    fail("slot_capacity", std::to_string(c.slot_capacity) + " slots cannot hold the " +
+                              std::to_string(static_slots) +
+                              " slots (2*window each) of the static groups");
+  }
+
+  if (m.has_heartbeat_ms()) c.heartbeat_ms = m.heartbeat_ms();
+  if (c.heartbeat_ms == 0 || c.heartbeat_ms > 60000)
+    fail("heartbeat_ms", std::to_string(c.heartbeat_ms) + " is outside 1..60000");
+  if (m.has_reconnect_initial_ms()) c.reconnect_initial_ms = m.reconnect_initial_ms();
+  if (m.has_reconnect_max_ms()) c.reconnect_max_ms = m.reconnect_max_ms();
+  if (c.reconnect_initial_ms == 0) fail("reconnect_initial_ms", "must be >= 1");
+  if (c.reconnect_max_ms < c.reconnect_initial_ms)
+    fail("reconnect_max_ms", std::to_string(c.reconnect_max_ms) +
+                                 " is below reconnect_initial_ms " +
+                                 std::to_string(c.reconnect_initial_ms));
+  if (m.has_reconnect_jitter()) c.reconnect_jitter = m.reconnect_jitter();
+  if (!(c.reconnect_jitter >= 0.0 && c.reconnect_jitter <= 1.0)) {  // NaN fails too
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", c.reconnect_jitter);
+    fail("reconnect_jitter", std::string(text) + " is outside [0, 1]");
+  }
+  c.keepalive_ms = m.keepalive_ms();
+
+  const auto& t = m.tls();
+  c.tls = {
+      t.enabled() || !t.root_ca_file().empty() || !t.cert_file().empty() || !t.key_file().empty(),
+      t.root_ca_file(), t.cert_file(), t.key_file(), t.server_name()};
+  if (c.tls.cert_file.empty() != c.tls.key_file.empty())
+    fail(c.tls.cert_file.empty() ? "tls.cert_file" : "tls.key_file",
+         "a client certificate and its key go together (set both cert_file and key_file)");
+
+  if (errors.size() != errors_before) return std::nullopt;
+  return c;
+}
+
+}  // namespace epic::incd

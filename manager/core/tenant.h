@@ -1,0 +1,35 @@
+// Tenant: who owns a group, and the Spatial Mux policy that applies to it (DESIGN.md §2, seed
+// "资源分配策略"): quotas (a cap on the slots a tenant may hold on any one switch and in all, on
+// its concurrent groups and on the size of one group) and static partitions (slots reserved
+// for the tenant on named switches, which no other tenant may use). An absent limit is no
+// limit.
+// Threading: plain values.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "manager/core/endpoint.h"
+
+namespace epic::manager {
+
+struct Quota {
+  std::optional<uint32_t> max_slots_per_switch{};
+  std::optional<uint64_t> max_slots_total{};
+  std::optional<uint32_t> max_groups{};  // live groups (queued ones included)
+  std::optional<uint32_t> max_ranks_per_group{};
+  friend bool operator==(const Quota&, const Quota&) = default;
+};
+
+struct Tenant {
+  std::string name{};
+  Quota quota{};
+  // Spatial Mux: slots on each switch reserved for this tenant alone. The tenant draws on its
+  // partition first, then on the switch's shared pool (capacity minus all partitions).
+  std::map<SwitchId, uint32_t> reserved{};
+  friend bool operator==(const Tenant&, const Tenant&) = default;
+};
+
+}  // namespace epic::manager

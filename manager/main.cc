@@ -1,0 +1,123 @@
+// inc-manager: the EPIC control plane's central controller (DESIGN.md §6, docs/manager.md).
+// Serves the rank rendezvous (JoinGroup) and the operators' API to incctl, and the IncAgents'
+// streams; keeps its state in an embedded store under --state-dir; runs until SIGINT/SIGTERM.
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+#include <csignal>
+#include <cstdio>
+
+#include "manager/service/server.h"
+#include "manager/service/topology_file.h"
+
+namespace {
+
+using namespace epic::manager;
+using namespace epic::manager::service;
+
+int fail(const std::string& message) {
+  std::fprintf(stderr, "inc-manager: %s\n", message.c_str());
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ServerOptions o;
+  ServiceOptions& s = o.service;
+  std::string topology_file, tenants_file, edge_disjoint = "prefer", log_level = "info";
+  uint64_t reclaim_idle_ms = 0, max_queue_wait_ms = 60'000, rendezvous_ms = 60'000;
+  uint64_t heartbeat_timeout_ms = 10'000, switch_grace_ms = 600'000, install_timeout_ms = 15'000;
+
+  CLI::App app{
+      "inc-manager: EPIC's control plane — rank rendezvous, IncTrees, INC memory grants, "
+      "IncAgents.\nPlaintext is served only on a unix socket (unix:/path) or a loopback "
+      "address; elsewhere give --tls-cert/--tls-key (and --tls-ca for mutual TLS) or "
+      "--insecure."};
+  app.add_option("--listen", o.listen, "host:port or unix:/path")->capture_default_str();
+  app.add_option("--state-dir", s.state_dir,
+                 "directory of the embedded store (manager-store.jsonl); state survives a "
+                 "restart. Empty: keep nothing")
+      ->capture_default_str();
+  app.add_option("--topology", topology_file,
+                 "YAML/JSON file of switch-to-switch links and rank addresses (docs/manager.md)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--tenants", tenants_file, "YAML/JSON file of tenants, quotas, partitions")
+      ->check(CLI::ExistingFile);
+  app.add_option("--edge-disjoint", edge_disjoint, "Edge-Disjoint Trees: prefer|require|ignore")
+      ->check(CLI::IsMember({"prefer", "require", "ignore"}))
+      ->capture_default_str();
+  app.add_option("--reclaim-idle-ms", reclaim_idle_ms,
+                 "Temporal Mux: reclaim the slots of groups idle this long for groups that do "
+                 "not fit; 0: never reclaim")
+      ->capture_default_str();
+  app.add_option("--max-queue-wait-ms", max_queue_wait_ms,
+                 "cap on a join's queue_timeout_ms while it waits for INC memory")
+      ->capture_default_str();
+  app.add_option("--rendezvous-timeout-ms", rendezvous_ms,
+                 "a group whose ranks have not all joined within this fails")
+      ->capture_default_str();
+  app.add_option("--heartbeat-timeout-ms", heartbeat_timeout_ms,
+                 "close an agent stream silent this long (the switch keeps its groups)")
+      ->capture_default_str();
+  app.add_option("--switch-grace-ms", switch_grace_ms,
+                 "remove a switch (breaking its groups) only after its agent has been away this "
+                 "long; 0: never")
+      ->capture_default_str();
+  app.add_option("--install-timeout-ms", install_timeout_ms,
+                 "roll back an install not acknowledged by every agent within this")
+      ->capture_default_str();
+  app.add_option("--tls-cert", o.tls.cert, "server certificate chain (PEM)");
+  app.add_option("--tls-key", o.tls.key, "server private key (PEM)");
+  app.add_option("--tls-ca", o.tls.ca,
+                 "CA (PEM) that client certificates must chain to: mutual TLS");
+  app.add_flag("--insecure", o.allow_plaintext_remote,
+               "serve plaintext on a non-loopback address (trusted lab networks only)");
+  app.add_option("--log-level", log_level, "trace|debug|info|warn|error")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
+      ->capture_default_str();
+  app.set_version_flag("--version", "inc-manager 0.1.0");
+  CLI11_PARSE(app, argc, argv);
+
+  s.policy.edge_disjoint = edge_disjoint == "require"  ? EdgeDisjoint::kRequire
+                           : edge_disjoint == "ignore" ? EdgeDisjoint::kIgnore
+                                                       : EdgeDisjoint::kPrefer;
+  if (reclaim_idle_ms > 0) s.policy.reclaim_idle_after = Millis(reclaim_idle_ms);
+  s.policy.max_queue_wait = Millis(max_queue_wait_ms);
+  s.rendezvous_timeout = Millis(rendezvous_ms);
+  s.heartbeat_timeout = Millis(heartbeat_timeout_ms);
+  s.heartbeat_interval = Millis(std::max<uint64_t>(100, heartbeat_timeout_ms / 5));
+  s.switch_grace = Millis(switch_grace_ms);
+  s.install_timeout = Millis(install_timeout_ms);
+  for (const std::string& file : {topology_file, tenants_file}) {
+    if (file.empty()) continue;
+    auto d = load_declarations(file);
+    if (!d.ok()) return fail(d.error().message);
+    auto& v = d.value();
+    s.declared.links.insert(s.declared.links.end(), v.links.begin(), v.links.end());
+    s.declared.ranks.insert(s.declared.ranks.end(), v.ranks.begin(), v.ranks.end());
+    s.declared.tenants.insert(s.declared.tenants.end(), v.tenants.begin(), v.tenants.end());
+  }
+
+  auto log = spdlog::stderr_logger_mt("inc-manager");
+  log->set_level(spdlog::level::from_str(log_level));
+  log->set_pattern("%Y-%m-%dT%H:%M:%S.%e %l inc-manager: %v");
+  log->flush_on(spdlog::level::info);
+
+  // Block the signals in every thread (gRPC's and the io thread inherit the mask); the main
+  // thread waits for them.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  auto server = ManagerServer::start(o, log);
+  if (!server.ok()) return fail(server.error().to_string());
+  int sig = 0;
+  sigwait(&signals, &sig);
+  log->info("signal {}: shutting down", sig);
+  server.value()->stop();
+  return 0;
+}

@@ -1,0 +1,253 @@
+#include "manager/service/convert_out.h"
+
+#include <google/protobuf/util/message_differencer.h>
+
+#include "datapath/wire/addr.h"
+#include "manager/core/limits.h"
+
+namespace epic::manager::service {
+namespace {
+
+pb::SwitchPortRef port_ref(const SwitchPort& p) {
+  pb::SwitchPortRef out;
+  out.set_switch_id(p.switch_id);
+  out.set_port(p.port);
+  return out;
+}
+
+void fill_child(pb::ContextChild& out, const TreeChild& c) {
+  out.set_port(c.port);
+  out.set_is_rank(c.is_rank);
+  out.set_first_rank(c.first_rank);
+  out.set_rank_count(c.rank_count);
+  if (!c.is_rank) *out.mutable_child_port() = port_ref(c.child_port);
+  *out.mutable_remote() = to_proto(c.remote);
+  *out.mutable_local() = to_proto(c.local);
+}
+
+void fill_parent(pb::ContextParent& out, const TreeParent& p) {
+  out.set_port(p.port);
+  *out.mutable_parent_port() = port_ref(p.parent_port);
+  *out.mutable_remote() = to_proto(p.remote);
+  *out.mutable_local() = to_proto(p.local);
+}
+
+// Text forms differ in case only when an agent formats MACs its own way.
+void normalise(pb::Endpoint& e) {
+  if (auto m = wire::parse_mac(e.mac())) e.set_mac(wire::format_mac(*m));
+}
+
+pb::SwitchContext comparable(const pb::SwitchContext& c) {
+  pb::SwitchContext out = c;
+  out.clear_slots();  // attached or detached is compared on its own
+  for (auto& child : *out.mutable_children()) {
+    child.clear_child_port();
+    normalise(*child.mutable_remote());
+    normalise(*child.mutable_local());
+  }
+  if (out.has_parent()) {
+    out.mutable_parent()->clear_parent_port();
+    normalise(*out.mutable_parent()->mutable_remote());
+    normalise(*out.mutable_parent()->mutable_local());
+  }
+  return out;
+}
+
+}  // namespace
+
+pb::Endpoint to_proto(const Endpoint& e) {
+  pb::Endpoint out;
+  out.set_ipv4(ipv4_text(e.ipv4));
+  out.set_mac(mac_text(e.mac));
+  out.set_qpn(e.qpn);
+  return out;
+}
+
+pb::SwitchContext to_proto(const SwitchContext& c) {
+  pb::SwitchContext out;
+  out.set_group_id(c.group_id);
+  out.set_num_ranks(c.num_ranks);
+  out.set_initial_psn(c.initial_psn);
+  out.set_window(c.window);
+  out.set_pmtu(c.pmtu);
+  for (const TreeChild& child : c.children) fill_child(*out.add_children(), child);
+  if (c.parent) fill_parent(*out.mutable_parent(), *c.parent);
+  out.set_slots(c.slots);
+  return out;
+}
+
+pb::Action to_proto(const SwitchAction& a, uint64_t action_id) {
+  pb::Action out;
+  out.set_action_id(action_id);
+  switch (a.kind) {
+    case ActionKind::kInstallContext:
+      out.set_kind(pb::ACTION_KIND_INSTALL_CONTEXT);
+      break;
+    case ActionKind::kRemoveContext:
+      out.set_kind(pb::ACTION_KIND_REMOVE_CONTEXT);
+      break;
+    case ActionKind::kDetachSlots:
+      out.set_kind(pb::ACTION_KIND_DETACH_SLOTS);
+      break;
+    case ActionKind::kAttachSlots:
+      out.set_kind(pb::ACTION_KIND_ATTACH_SLOTS);
+      break;
+  }
+  out.set_group_id(a.group_id);
+  if (a.context) *out.mutable_context() = to_proto(*a.context);
+  out.set_slots(a.slots);
+  return out;
+}
+
+pb::JoinGroupResponse to_proto(const RankAnswer& a) {
+  pb::JoinGroupResponse out;
+  out.set_group_id(a.group_id);
+  out.set_rank(a.rank);
+  out.set_switch_id(a.switch_id);
+  auto* peer = out.mutable_peer();
+  peer->set_ipv4(ipv4_text(a.peer.ipv4));
+  peer->set_gid(wire::format_ipv6(a.peer_gid));
+  peer->set_mac(mac_text(a.peer.mac));
+  peer->set_qpn(a.peer.qpn);
+  out.set_initial_psn(a.initial_psn);
+  out.set_pmtu(a.pmtu);
+  out.set_window(a.window);
+  return out;
+}
+
+pb::Tenant to_proto(const Tenant& t) {
+  pb::Tenant out;
+  out.set_name(t.name);
+  auto* q = out.mutable_quota();
+  if (t.quota.max_slots_per_switch) q->set_max_slots_per_switch(*t.quota.max_slots_per_switch);
+  if (t.quota.max_slots_total) q->set_max_slots_total(*t.quota.max_slots_total);
+  if (t.quota.max_groups) q->set_max_groups(*t.quota.max_groups);
+  if (t.quota.max_ranks_per_group) q->set_max_ranks_per_group(*t.quota.max_ranks_per_group);
+  for (const auto& [sw, slots] : t.reserved) (*out.mutable_reserved())[sw] = slots;
+  return out;
+}
+
+pb::Link to_proto(const Link& l) {
+  pb::Link out;
+  *out.mutable_a() = port_ref(l.a);
+  *out.mutable_b() = port_ref(l.b);
+  return out;
+}
+
+pb::RankAttachment to_proto(const RankAttachment& r) {
+  pb::RankAttachment out;
+  out.set_ipv4(ipv4_text(r.ipv4));
+  out.set_mac(mac_text(r.mac));
+  *out.mutable_at() = port_ref(r.at);
+  return out;
+}
+
+pb::GroupInfo group_info(const Group& g) {
+  pb::GroupInfo out;
+  out.set_group_id(g.id);
+  out.set_tenant(g.request.tenant);
+  out.set_name(g.request.name);
+  out.set_state(std::string(group_state_name(g.state)));
+  out.set_size(static_cast<uint32_t>(g.request.ranks.size()));
+  out.set_window(g.request.window);
+  out.set_pmtu(g.request.pmtu);
+  out.set_initial_psn(g.initial_psn);
+  for (const RankRequest& r : g.request.ranks) {
+    auto* rank = out.add_ranks();
+    rank->set_rank(r.rank);
+    rank->set_ipv4(ipv4_text(r.ipv4));
+    rank->set_qpn(r.qpn);
+    if (r.mac) rank->set_mac(mac_text(*r.mac));
+  }
+  if (!g.tree.nodes.empty()) {
+    auto* tree = out.mutable_tree();
+    tree->set_root(g.tree.root);
+    tree->set_depth(g.tree.depth);
+    for (const TreeNode& n : g.tree.nodes) {
+      auto* node = tree->add_nodes();
+      node->set_switch_id(n.switch_id);
+      node->set_level(n.level);
+      for (const TreeChild& c : n.children) fill_child(*node->add_children(), c);
+      if (n.parent) fill_parent(*node->mutable_parent(), *n.parent);
+    }
+  }
+  for (const SlotGrant& s : g.grants) {
+    auto* grant = out.add_grants();
+    grant->set_switch_id(s.switch_id);
+    grant->set_slots(s.slots);
+    grant->set_from_partition(s.from_partition);
+  }
+  out.set_reason(g.state == GroupState::kBroken ? g.broken_reason : g.wait_reason);
+  out.set_created_unix_ms(g.created.count());
+  out.set_last_activity_unix_ms(g.last_activity.count());
+  return out;
+}
+
+pb::SwitchInfo switch_info(const SwitchSpec& s, const IncManager& core) {
+  pb::SwitchInfo out;
+  out.set_switch_id(s.id);
+  out.set_inc_ipv4(ipv4_text(s.inc_ipv4));
+  out.set_inc_mac(mac_text(s.inc_mac));
+  for (const PortSpec& p : s.ports) {
+    auto* port = out.add_ports();
+    port->set_name(p.name);
+    port->set_mtu(p.mtu);
+  }
+  out.set_slot_capacity(s.slot_capacity);
+  out.set_max_window(s.max_window);
+  out.set_max_pmtu(s.max_pmtu);
+  uint32_t granted = 0, groups = 0;
+  for (const auto& [id, g] : core.groups()) {
+    if (g.tree.node(s.id)) ++groups;
+    for (const SlotGrant& grant : g.grants) {
+      if (grant.switch_id == s.id) granted += grant.slots;
+    }
+  }
+  out.set_slots_granted(granted);
+  out.set_groups(groups);
+  return out;
+}
+
+pb::SwitchMemory switch_memory(const SwitchId& id, const SwitchBook& book, const IncManager& core) {
+  pb::SwitchMemory out;
+  out.set_switch_id(id);
+  out.set_capacity(book.capacity);
+  uint32_t granted = 0;
+  for (const auto& [tenant, held] : book.held) granted += held;
+  out.set_granted(granted);
+  out.set_free(book.capacity - granted);
+  out.set_shared_capacity(book.shared_capacity());
+  out.set_shared_used(book.shared_used);
+  for (const auto& [name, tenant] : core.tenants()) {
+    auto* t = out.add_tenants();
+    t->set_tenant(name);
+    auto r = book.reserved.find(name);
+    t->set_reserved(r == book.reserved.end() ? 0 : r->second);
+    t->set_held(core.ledger().held_on(name, id));
+    t->set_free(core.ledger().free_for(name, id));
+  }
+  return out;
+}
+
+std::optional<SwitchContext> context_on(const Group& g, const SwitchId& sw) {
+  const TreeNode* n = g.tree.node(sw);
+  if (!n) return std::nullopt;
+  uint32_t slots = 0;
+  for (const SlotGrant& s : g.grants) {
+    if (s.switch_id == sw) slots = s.slots;
+  }
+  return SwitchContext{.group_id = g.id,
+                       .num_ranks = static_cast<uint32_t>(g.request.ranks.size()),
+                       .initial_psn = g.initial_psn,
+                       .window = g.request.window,
+                       .pmtu = g.request.pmtu,
+                       .children = n->children,
+                       .parent = n->parent,
+                       .slots = slots};
+}
+
+bool same_context(const pb::SwitchContext& agent, const pb::SwitchContext& manager) {
+  return google::protobuf::util::MessageDifferencer::Equals(comparable(agent), comparable(manager));
+}
+
+}  // namespace epic::manager::service

@@ -1,0 +1,143 @@
+#include "manager/service/server.h"
+
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/security/server_credentials.h>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/post.hpp>
+#include <fstream>
+#include <future>
+#include <sstream>
+
+#include "manager/service/grpc_services.h"
+
+namespace epic::manager::service {
+namespace {
+
+Result<std::string> read_pem(const std::string& flag, const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return make_error(ErrorCode::kInvalidArgument, flag + ": cannot read " + path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+Result<std::shared_ptr<grpc::ServerCredentials>> credentials(const ServerOptions& o) {
+  const TlsFiles& t = o.tls;
+  if (t.cert.empty() != t.key.empty()) {
+    return make_error(ErrorCode::kInvalidArgument, "--tls-cert and --tls-key go together");
+  }
+  if (t.cert.empty()) {
+    if (!t.ca.empty()) {
+      return make_error(ErrorCode::kInvalidArgument, "--tls-ca needs --tls-cert and --tls-key");
+    }
+    if (!is_local_address(o.listen) && !o.allow_plaintext_remote) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        "--listen " + o.listen +
+                            " is not a unix socket or loopback address: give --tls-cert and "
+                            "--tls-key (or --insecure to serve plaintext anyway)");
+    }
+    return grpc::InsecureServerCredentials();
+  }
+  auto cert = read_pem("--tls-cert", t.cert);
+  if (!cert.ok()) return cert.error();
+  auto key = read_pem("--tls-key", t.key);
+  if (!key.ok()) return key.error();
+  grpc::SslServerCredentialsOptions ssl;
+  ssl.pem_key_cert_pairs.push_back({key.value(), cert.value()});
+  if (!t.ca.empty()) {
+    auto ca = read_pem("--tls-ca", t.ca);
+    if (!ca.ok()) return ca.error();
+    ssl.pem_root_certs = ca.value();
+    ssl.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
+  }
+  return grpc::SslServerCredentials(ssl);
+}
+
+}  // namespace
+
+Millis wall_clock() {
+  return std::chrono::duration_cast<Millis>(std::chrono::system_clock::now().time_since_epoch());
+}
+
+bool is_local_address(const std::string& listen) {
+  if (listen.rfind("unix:", 0) == 0 || listen.rfind("unix-abstract:", 0) == 0) return true;
+  const auto colon = listen.rfind(':');
+  const std::string host = colon == std::string::npos ? listen : listen.substr(0, colon);
+  return host == "localhost" || host == "[::1]" || host.rfind("127.", 0) == 0;
+}
+
+ManagerServer::ManagerServer(ServerOptions options, std::shared_ptr<spdlog::logger> log,
+                             Clock clock)
+    : options_(std::move(options)),
+      log_(std::move(log)),
+      clock_(std::move(clock)),
+      timer_(io_),
+      controller_(options_.service, log_) {}
+
+Result<std::unique_ptr<ManagerServer>> ManagerServer::start(ServerOptions options,
+                                                            std::shared_ptr<spdlog::logger> log,
+                                                            Clock clock) {
+  auto creds = credentials(options);
+  if (!creds.ok()) return creds.error();
+  std::unique_ptr<ManagerServer> s(new ManagerServer(std::move(options), log, std::move(clock)));
+  // The io thread is not running yet: the controller may be used from here.
+  if (Status st = s->controller_.start(s->clock_()); !st.ok()) return st.error();
+  s->manager_api_ = std::make_unique<ManagerApi>(s->io_, s->controller_, s->clock_);
+  s->agent_api_ = std::make_unique<AgentApi>(s->io_, s->controller_, s->clock_);
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(s->options_.listen, creds.value(), &s->port_);
+  builder.RegisterService(s->manager_api_.get());
+  builder.RegisterService(s->agent_api_.get());
+  s->server_ = builder.BuildAndStart();
+  if (!s->server_) {
+    return make_error(ErrorCode::kUnavailable, "cannot listen on " + s->options_.listen);
+  }
+  s->schedule_tick();
+  s->thread_ = std::thread([io = &s->io_] {
+    auto guard = boost::asio::make_work_guard(*io);
+    io->run();
+  });
+  log->info("inc-manager listening on {} ({})", s->options_.listen,
+            s->options_.tls.cert.empty() ? "plaintext"
+            : s->options_.tls.ca.empty() ? "TLS"
+                                         : "mutual TLS");
+  return s;
+}
+
+void ManagerServer::schedule_tick() {
+  timer_.expires_after(options_.service.tick_interval);
+  timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (ec || stopped_) return;
+    controller_.tick(clock_());
+    schedule_tick();
+  });
+}
+
+void ManagerServer::stop() {
+  if (stopped_) return;
+  if (!thread_.joinable()) {  // start() failed before serving
+    stopped_ = true;
+    return;
+  }
+  // Answer everything that waits first: gRPC's shutdown waits for every open call.
+  std::promise<void> done;
+  boost::asio::post(io_, [this, &done] {
+    controller_.shutdown();
+    done.set_value();
+  });
+  done.get_future().wait();
+  server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  boost::asio::post(io_, [this] {
+    stopped_ = true;
+    timer_.cancel();
+    io_.stop();
+  });
+  thread_.join();
+  stopped_ = true;
+  log_->info("inc-manager stopped");
+}
+
+ManagerServer::~ManagerServer() { stop(); }
+
+}  // namespace epic::manager::service

@@ -1,0 +1,81 @@
+// ManagerServer: inc-manager as a running service — the Controller on its own io_context
+// thread (the strand every call is serialised onto, with the housekeeping timer), and a gRPC
+// server with the IncManager and IncAgentControl services on one listening address
+// ("host:port" or "unix:/path"). TLS from PEM files, mutual when a CA is given; plaintext only
+// on a unix socket or a loopback address unless allowed explicitly.
+// Threading: start/stop from one thread; the services run on gRPC's and the io thread.
+#pragma once
+
+#include <spdlog/logger.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "manager/core/error.h"
+#include "manager/service/agent_stream.h"
+#include "manager/service/controller.h"
+#include "manager/service/options.h"
+
+namespace grpc {
+class Server;
+}
+
+namespace epic::manager::service {
+
+class ManagerApi;
+class AgentApi;
+
+struct TlsFiles {
+  std::string cert{}, key{};  // the server's certificate chain and key (PEM); both or neither
+  std::string ca{};           // set: clients must present a certificate signed by it
+};
+
+struct ServerOptions {
+  std::string listen = "127.0.0.1:50051";
+  TlsFiles tls{};
+  bool allow_plaintext_remote = false;  // plaintext on a non-loopback address
+  ServiceOptions service{};
+};
+
+// Wall-clock milliseconds since the epoch (times in the store survive a restart).
+Millis wall_clock();
+// "unix:..." or a loopback host.
+bool is_local_address(const std::string& listen);
+
+class ManagerServer {
+ public:
+  // Loads the store, binds, starts serving. INVALID_ARGUMENT for options, UNAVAILABLE when the
+  // address cannot be bound, DATA_LOSS / INTERNAL for the store.
+  static Result<std::unique_ptr<ManagerServer>> start(ServerOptions options,
+                                                      std::shared_ptr<spdlog::logger> log,
+                                                      Clock clock = wall_clock);
+  ~ManagerServer();
+  ManagerServer(const ManagerServer&) = delete;
+  ManagerServer& operator=(const ManagerServer&) = delete;
+
+  // Answers waiting ranks UNAVAILABLE, ends agent streams, saves the store, stops. Idempotent.
+  void stop();
+  int port() const { return port_; }  // the bound TCP port (0 for a unix socket)
+
+ private:
+  ManagerServer(ServerOptions options, std::shared_ptr<spdlog::logger> log, Clock clock);
+  void schedule_tick();
+
+  ServerOptions options_;
+  std::shared_ptr<spdlog::logger> log_;
+  Clock clock_;
+  boost::asio::io_context io_;
+  boost::asio::steady_timer timer_;
+  Controller controller_;
+  std::unique_ptr<ManagerApi> manager_api_;
+  std::unique_ptr<AgentApi> agent_api_;
+  std::unique_ptr<grpc::Server> server_;
+  std::thread thread_;
+  int port_ = 0;
+  bool stopped_ = false;
+};
+
+}  // namespace epic::manager::service

@@ -1,0 +1,197 @@
+#include "manager/service/topology_file.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "manager/service/convert_in.h"
+
+namespace epic::manager::service {
+namespace {
+
+struct Context {
+  const std::string& file;
+  Error error(const std::string& path, const std::string& why) const {
+    return make_error(ErrorCode::kInvalidArgument, file + ": " + path + ": " + why);
+  }
+};
+
+Status only_keys(const Context& c, const YAML::Node& n, const std::string& path,
+                 const std::set<std::string>& allowed) {
+  if (!n.IsMap()) return c.error(path, "expected a mapping");
+  for (const auto& kv : n) {
+    const std::string key = kv.first.as<std::string>();
+    if (!allowed.count(key)) return c.error(path, "unknown key '" + key + "'");
+  }
+  return {};
+}
+
+Result<std::string> scalar(const Context& c, const YAML::Node& n, const std::string& path) {
+  if (!n || !n.IsScalar()) return c.error(path, "required (a string)");
+  return n.as<std::string>();
+}
+
+template <class T>
+Result<T> number(const Context& c, const YAML::Node& n, const std::string& path) {
+  try {
+    const auto v = n.as<long long>();
+    if (v < 0 || static_cast<unsigned long long>(v) > std::numeric_limits<T>::max()) {
+      return c.error(path, "out of range");
+    }
+    return static_cast<T>(v);
+  } catch (const YAML::Exception&) {
+    return c.error(path, "expected a non-negative integer");
+  }
+}
+
+// Errors from convert_in carry "field: why"; prefix them with the file.
+Error in_file(const Context& c, const std::string& path, const Error& e) {
+  return c.error(path, e.message);
+}
+
+Status parse_links(const Context& c, const YAML::Node& links, Declared& out) {
+  if (!links.IsSequence()) return c.error("links", "expected a list");
+  for (size_t i = 0; i < links.size(); ++i) {
+    const std::string path = "links[" + std::to_string(i) + "]";
+    const YAML::Node& n = links[i];
+    YAML::Node a, b;
+    if (n.IsSequence() && n.size() == 2) {
+      a = n[0];
+      b = n[1];
+    } else {
+      if (Status s = only_keys(c, n, path, {"a", "b"}); !s.ok()) return s;
+      a = n["a"];
+      b = n["b"];
+    }
+    auto as = scalar(c, a, path + ".a");
+    if (!as.ok()) return as.error();
+    auto bs = scalar(c, b, path + ".b");
+    if (!bs.ok()) return bs.error();
+    auto pa = parse_switch_port("a", as.value());
+    if (!pa.ok()) return in_file(c, path, pa.error());
+    auto pb = parse_switch_port("b", bs.value());
+    if (!pb.ok()) return in_file(c, path, pb.error());
+    Link l{pa.value(), pb.value()};
+    if (l.a == l.b) return c.error(path, "a link joins two different ports");
+    if (l.b < l.a) std::swap(l.a, l.b);
+    out.links.push_back(l);
+  }
+  return {};
+}
+
+Status parse_ranks(const Context& c, const YAML::Node& ranks, Declared& out) {
+  if (!ranks.IsSequence()) return c.error("ranks", "expected a list");
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    const std::string path = "ranks[" + std::to_string(i) + "]";
+    const YAML::Node& n = ranks[i];
+    if (Status s = only_keys(c, n, path, {"ipv4", "mac", "at"}); !s.ok()) return s;
+    pb::RankAttachment r;
+    for (const char* key : {"ipv4", "mac", "at"}) {
+      auto v = scalar(c, n[key], path + "." + key);
+      if (!v.ok()) return v.error();
+      if (std::string(key) == "ipv4") r.set_ipv4(v.value());
+      if (std::string(key) == "mac") r.set_mac(v.value());
+      if (std::string(key) == "at") {
+        auto at = parse_switch_port("at", v.value());
+        if (!at.ok()) return in_file(c, path, at.error());
+        r.mutable_at()->set_switch_id(at.value().switch_id);
+        r.mutable_at()->set_port(at.value().port);
+      }
+    }
+    auto a = attachment_from("", r);
+    if (!a.ok()) return in_file(c, path, a.error());
+    out.ranks.push_back(a.value());
+  }
+  return {};
+}
+
+Status parse_tenants(const Context& c, const YAML::Node& tenants, Declared& out) {
+  if (!tenants.IsSequence()) return c.error("tenants", "expected a list");
+  for (size_t i = 0; i < tenants.size(); ++i) {
+    const std::string path = "tenants[" + std::to_string(i) + "]";
+    const YAML::Node& n = tenants[i];
+    if (Status s = only_keys(c, n, path,
+                             {"name", "max_slots_per_switch", "max_slots_total", "max_groups",
+                              "max_ranks_per_group", "reserved"});
+        !s.ok()) {
+      return s;
+    }
+    pb::Tenant t;
+    auto name = scalar(c, n["name"], path + ".name");
+    if (!name.ok()) return name.error();
+    t.set_name(name.value());
+    auto* q = t.mutable_quota();
+    if (n["max_slots_per_switch"]) {
+      auto v = number<uint32_t>(c, n["max_slots_per_switch"], path + ".max_slots_per_switch");
+      if (!v.ok()) return v.error();
+      q->set_max_slots_per_switch(v.value());
+    }
+    if (n["max_slots_total"]) {
+      auto v = number<uint64_t>(c, n["max_slots_total"], path + ".max_slots_total");
+      if (!v.ok()) return v.error();
+      q->set_max_slots_total(v.value());
+    }
+    if (n["max_groups"]) {
+      auto v = number<uint32_t>(c, n["max_groups"], path + ".max_groups");
+      if (!v.ok()) return v.error();
+      q->set_max_groups(v.value());
+    }
+    if (n["max_ranks_per_group"]) {
+      auto v = number<uint32_t>(c, n["max_ranks_per_group"], path + ".max_ranks_per_group");
+      if (!v.ok()) return v.error();
+      q->set_max_ranks_per_group(v.value());
+    }
+    if (const YAML::Node& r = n["reserved"]) {
+      if (!r.IsMap()) return c.error(path + ".reserved", "expected a mapping switch: slots");
+      for (const auto& kv : r) {
+        const std::string sw = kv.first.as<std::string>();
+        auto v = number<uint32_t>(c, kv.second, path + ".reserved." + sw);
+        if (!v.ok()) return v.error();
+        (*t.mutable_reserved())[sw] = v.value();
+      }
+    }
+    auto tenant = tenant_from("", t);
+    if (!tenant.ok()) return in_file(c, path, tenant.error());
+    out.tenants.push_back(tenant.value());
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<Declared> parse_declarations(std::string_view text, const std::string& name) {
+  const Context c{name};
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(text));
+  } catch (const YAML::Exception& e) {
+    return make_error(ErrorCode::kInvalidArgument, name + ": " + e.what());
+  }
+  Declared out;
+  if (root.IsNull()) return out;
+  if (Status s = only_keys(c, root, "(top)", {"links", "ranks", "tenants"}); !s.ok()) {
+    return s.error();
+  }
+  if (root["links"]) {
+    if (Status s = parse_links(c, root["links"], out); !s.ok()) return s.error();
+  }
+  if (root["ranks"]) {
+    if (Status s = parse_ranks(c, root["ranks"], out); !s.ok()) return s.error();
+  }
+  if (root["tenants"]) {
+    if (Status s = parse_tenants(c, root["tenants"], out); !s.ok()) return s.error();
+  }
+  return out;
+}
+
+Result<Declared> load_declarations(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return make_error(ErrorCode::kNotFound, "cannot read " + path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return parse_declarations(s.str(), path);
+}
+
+}  // namespace epic::manager::service

@@ -1,0 +1,114 @@
+#include "agent/core/action_applier.h"
+
+#include <gtest/gtest.h>
+
+#include "agent/core/registration.h"
+#include "tests/unit/agent/agent_test_util.h"
+
+namespace epic::agent {
+namespace {
+
+using test::switch_context;
+
+inc::v1::Action action(uint64_t id, inc::v1::ActionKind kind, uint32_t group, uint32_t slots = 0) {
+  inc::v1::Action a;
+  a.set_action_id(id);
+  a.set_kind(kind);
+  a.set_group_id(group);
+  a.set_slots(slots);
+  return a;
+}
+
+inc::v1::Action install(uint64_t id, const inc::v1::SwitchContext& c) {
+  inc::v1::Action a = action(id, inc::v1::ACTION_KIND_INSTALL_CONTEXT, c.group_id(), c.slots());
+  *a.mutable_context() = c;
+  return a;
+}
+
+struct Rig {
+  test::FakeSink sink;
+  GroupTable table{test::test_switch(), SwitchLimits{128, 1024, 4096}, {}, sink};
+  ActionApplier applier{table};
+};
+
+TEST(ActionApplier, AnInstallIsAckedWithItsActionIdAndReachesTheDatapath) {
+  Rig r;
+  const inc::v1::AgentMessage m = r.applier.apply(install(5, switch_context(7, 200)));
+  ASSERT_TRUE(m.has_ack());
+  EXPECT_EQ(m.ack().action_id(), 5u);
+  EXPECT_EQ(r.sink.last_ids(), (std::vector<uint32_t>{7}));
+  const engine::GroupConfig g = r.sink.sets().back()[0];
+  EXPECT_EQ(g.window, 16u);
+  ASSERT_EQ(g.children.size(), 2u);
+  EXPECT_TRUE(g.children[1].is_rank);
+  EXPECT_EQ(g.children[1].first_rank, 1);
+  EXPECT_EQ(g.children[1].port, 1);
+  EXPECT_EQ(g.children[1].local.qpn, 201u);
+}
+
+TEST(ActionApplier, ARefusedActionIsAFailWithTheReason) {
+  Rig r;
+  inc::v1::SwitchContext c = switch_context(7, 200);
+  c.mutable_children(0)->set_rank_count(3);
+  const inc::v1::AgentMessage m = r.applier.apply(install(6, c));
+  ASSERT_TRUE(m.has_fail());
+  EXPECT_EQ(m.fail().action_id(), 6u);
+  EXPECT_EQ(m.fail().reason(),
+            "invalid context: context.children[0].rank_count: a rank child is one rank NIC; "
+            "rank_count 3 must be 1");
+  EXPECT_EQ(r.applier.apply(action(7, inc::v1::ACTION_KIND_ATTACH_SLOTS, 9, 32)).fail().reason(),
+            "group 9 has no context on this switch; install it (with its slots) instead");
+  EXPECT_EQ(r.applier.apply(action(8, inc::v1::ACTION_KIND_UNSPECIFIED, 9)).fail().reason(),
+            "unknown action kind 0");
+}
+
+TEST(ActionApplier, RemoveAndDetachOfUnknownGroupsAreAcked) {
+  Rig r;
+  EXPECT_TRUE(r.applier.apply(action(1, inc::v1::ACTION_KIND_REMOVE_CONTEXT, 9)).has_ack());
+  EXPECT_TRUE(r.applier.apply(action(2, inc::v1::ACTION_KIND_DETACH_SLOTS, 9)).has_ack());
+  EXPECT_TRUE(r.sink.sets().empty());
+}
+
+TEST(ActionApplier, RegisterListsTheManagerGroupsAsSentWithTheirSlotState) {
+  Rig r;
+  ASSERT_TRUE(r.applier.apply(install(1, switch_context(7, 200))).has_ack());
+  ASSERT_TRUE(r.applier.apply(install(2, switch_context(8, 300))).has_ack());
+  ASSERT_TRUE(r.applier.apply(action(3, inc::v1::ACTION_KIND_DETACH_SLOTS, 8)).has_ack());
+  SwitchIdentity id;
+  id.switch_id = "leaf0";
+  id.inc = {*wire::parse_ipv4("10.77.0.254"), *wire::parse_mac("02:ec:00:00:00:fe")};
+  id.ports = test::test_switch().ports;
+  const inc::v1::Register reg = make_register(id, r.applier).registration();
+  EXPECT_EQ(reg.switch_id(), "leaf0");
+  EXPECT_EQ(reg.inc_ipv4(), "10.77.0.254");
+  EXPECT_EQ(reg.inc_mac(), "02:ec:00:00:00:fe");
+  ASSERT_EQ(reg.ports_size(), 3);
+  EXPECT_EQ(reg.ports(2).name(), "up");
+  EXPECT_EQ(reg.ports(2).mtu(), 9000u);
+  EXPECT_EQ(reg.slot_capacity(), 128u);
+  ASSERT_EQ(reg.installed_size(), 2);
+  EXPECT_EQ(reg.installed(0).group_id(), 7u);
+  EXPECT_TRUE(reg.installed(0).slots_attached());
+  EXPECT_EQ(reg.installed(0).context().SerializeAsString(),
+            switch_context(7, 200).SerializeAsString());
+  EXPECT_EQ(reg.installed(1).group_id(), 8u);
+  EXPECT_FALSE(reg.installed(1).slots_attached());
+  EXPECT_EQ(reg.installed(1).context().slots(), 0u);
+}
+
+TEST(ActionApplier, ResyncRemovesWhatTheManagerDoesNotKeepAndForgetsItsContext) {
+  Rig r;
+  ASSERT_TRUE(r.applier.apply(install(1, switch_context(7, 200))).has_ack());
+  ASSERT_TRUE(r.applier.apply(install(2, switch_context(8, 300))).has_ack());
+  inc::v1::Resync keep;
+  keep.add_keep_group_ids(8);
+  EXPECT_EQ(r.applier.resync(keep), "");
+  EXPECT_EQ(r.sink.last_ids(), (std::vector<uint32_t>{8}));
+  inc::v1::Register reg;
+  r.applier.list_installed(reg);
+  ASSERT_EQ(reg.installed_size(), 1);
+  EXPECT_EQ(reg.installed(0).group_id(), 8u);
+}
+
+}  // namespace
+}  // namespace epic::agent

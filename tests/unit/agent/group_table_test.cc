@@ -1,0 +1,188 @@
+#include "agent/core/group_table.h"
+
+#include <gtest/gtest.h>
+
+#include "daemon/config/group_validate.h"
+#include "tests/unit/agent/agent_test_util.h"
+
+namespace epic::agent {
+namespace {
+
+using test::FakeSink;
+using test::group;
+
+engine::GroupConfig loaded(const inc::v1::IncdConfig::Group& g) {
+  incd::Errors errors;
+  incd::SwitchView sw = test::test_switch();
+  incd::GroupValidator v(sw, errors);
+  return *v.check(g, "groups[0]");
+}
+
+// Static group 1 (window 16: 32 slots, QPNs 100/101) of a switch with `capacity` slots.
+struct Rig {
+  explicit Rig(uint32_t capacity = 256)
+      : table(test::test_switch(), SwitchLimits{capacity, 64, 4096}, {loaded(group(1, 100))},
+              sink) {}
+  FakeSink sink;
+  GroupTable table;
+};
+
+TEST(GroupTable, InstallPublishesTheStaticAndTheNewGroupInOneSet) {
+  Rig r;
+  EXPECT_EQ(r.table.install(group(7, 200), 32), "");
+  EXPECT_EQ(r.sink.sets().size(), 1u);
+  EXPECT_EQ(r.sink.last_ids(), (std::vector<uint32_t>{1, 7}));
+  EXPECT_EQ(r.sink.sets().back()[1], loaded(group(7, 200)));
+  EXPECT_EQ(r.table.slots_in_use(), 64u);
+  EXPECT_EQ(r.table.manager_capacity(), 256u - 32u);
+}
+
+TEST(GroupTable, InstallingTheSameContextAgainSucceedsWithoutTouchingTheDatapath) {
+  Rig r;
+  ASSERT_EQ(r.table.install(group(7, 200), 32), "");
+  EXPECT_EQ(r.table.install(group(7, 200), 32), "");
+  EXPECT_EQ(r.sink.sets().size(), 1u);
+}
+
+TEST(GroupTable, ADifferentContextForAnInstalledGroupIsRefusedNamingTheDifference) {
+  Rig r;
+  ASSERT_EQ(r.table.install(group(7, 200), 32), "");
+  EXPECT_EQ(r.table.install(group(7, 200, 32), 64),
+            "group 7 is installed with a different context (window 16 → 32); remove it first");
+  EXPECT_EQ(r.sink.sets().size(), 1u);
+  EXPECT_EQ(r.table.find(7)->config.window, 16u);
+}
+
+TEST(GroupTable, RemovingAnUnknownGroupSucceedsAndPublishesNothing) {
+  Rig r;
+  EXPECT_EQ(r.table.remove(42), "");
+  EXPECT_TRUE(r.sink.sets().empty());
+}
+
+TEST(GroupTable, InstallingAndRemovingGroupBRepublishesGroupAUnchanged) {
+  // The datapath keeps the engine state of a group whose config is equal between two sets
+  // (GroupSink's contract, tested on DPDK in datapath_set_groups_test), so A must be
+  // republished bit for bit.
+  Rig r;
+  ASSERT_EQ(r.table.install(group(7, 200), 32), "");
+  const engine::GroupConfig a = r.sink.sets().back()[1];
+  ASSERT_EQ(r.table.install(group(8, 300), 32), "");
+  ASSERT_EQ(r.table.remove(8), "");
+  const auto sets = r.sink.sets();
+  ASSERT_EQ(sets.size(), 3u);
+  EXPECT_EQ(sets[1][1], a);
+  EXPECT_EQ(r.sink.last_ids(), (std::vector<uint32_t>{1, 7}));
+  EXPECT_EQ(sets[2][1], a);
+}
+
+TEST(GroupTable, AnOverGrantIsRefusedWithWhatIsInUseAndFree) {
+  Rig r(96);  // 32 held by static group 1
+  ASSERT_EQ(r.table.install(group(7, 200), 32), "");
+  EXPECT_EQ(r.table.install(group(8, 300, 32), 64),
+            "group 8: 64 slots do not fit: 64 of 96 are in use (32 by static groups), 32 free");
+  EXPECT_EQ(r.table.find(8), nullptr);
+  EXPECT_EQ(r.sink.sets().size(), 1u);
+}
+
+TEST(GroupTable, AGrantMustBeTwiceTheWindow) {
+  Rig r;
+  EXPECT_EQ(r.table.install(group(7, 200), 16),
+            "group 7: 16 slots granted, but window 16 needs exactly 2*window = 32 (PSN p uses "
+            "slot p mod 2*window)");
+}
+
+TEST(GroupTable, AWindowOrPmtuAboveTheSwitchLimitsIsRefused) {
+  Rig r;  // max_window 64
+  EXPECT_EQ(r.table.install(group(7, 200, 128), 256),
+            "group 7: window 128 exceeds this switch's max_window 64");
+}
+
+TEST(GroupTable, ABadContextIsRefusedWithEveryErrorUnderContextPaths) {
+  Rig r;
+  inc::v1::IncdConfig::Group g = group(7, 200);
+  g.mutable_children(0)->set_port("nope");
+  g.mutable_children(1)->mutable_local()->set_qpn(100);  // static group 1's children[0].local
+  EXPECT_EQ(r.table.install(g, 32),
+            "invalid context: context.children[0].port: no port named \"nope\" (ports: r0, r1, "
+            "up); context.children[1].local: (10.77.0.254, qpn 0x64) is already used by group 1 "
+            "(children[0].local); the switch finds a group's edge by its local (ipv4, qpn), so "
+            "each must be unique");
+  EXPECT_TRUE(r.sink.sets().empty());
+}
+
+TEST(GroupTable, StaticGroupsCannotBeReplacedRemovedDetachedOrAttached) {
+  Rig r;
+  const std::string prefix =
+      "group 1 is a static group of incd's configuration file (groups[]); inc-manager cannot ";
+  EXPECT_EQ(r.table.install(group(1, 100), 32), prefix + "replace it");
+  EXPECT_EQ(r.table.remove(1), prefix + "remove it");
+  EXPECT_EQ(r.table.detach(1), prefix + "detach it");
+  EXPECT_EQ(r.table.attach(1, 32), prefix + "attach slots to it");
+  EXPECT_EQ(r.table.retain({}), "");
+  EXPECT_NE(r.table.find(1), nullptr);
+  EXPECT_TRUE(r.sink.sets().empty());
+}
+
+TEST(GroupTable, DetachFreesTheSlotsAndKeepsTheContextAndItsEndpoints) {
+  Rig r(64);
+  ASSERT_EQ(r.table.install(group(7, 200), 32), "");
+  EXPECT_EQ(r.table.detach(7), "");
+  EXPECT_EQ(r.table.detach(7), "");  // again: nothing to do
+  EXPECT_EQ(r.sink.last_ids(), (std::vector<uint32_t>{1}));
+  EXPECT_EQ(r.table.find(7)->slots, 0u);
+  EXPECT_EQ(r.table.slots_in_use(), 32u);
+  // Its endpoints stay reserved: another group cannot take them.
+  EXPECT_NE(r.table.install(group(8, 200), 32), "");
+  EXPECT_EQ(r.table.attach(7, 32), "");
+  EXPECT_EQ(r.table.attach(7, 32), "");  // again: nothing to do
+  EXPECT_EQ(r.sink.last_ids(), (std::vector<uint32_t>{1, 7}));
+  EXPECT_EQ(r.sink.sets().size(), 3u);  // install, detach, attach
+}
+
+TEST(GroupTable, AttachNeedsAContextAndFreeSlots) {
+  Rig r(64);
+  EXPECT_EQ(r.table.attach(9, 32),
+            "group 9 has no context on this switch; install it (with its slots) instead");
+  ASSERT_EQ(r.table.install(group(7, 200), 32), "");
+  ASSERT_EQ(r.table.detach(7), "");
+  ASSERT_EQ(r.table.install(group(8, 300), 32), "");  // takes the freed slots
+  EXPECT_EQ(r.table.attach(7, 32),
+            "group 7: 32 slots do not fit: 64 of 64 are in use (32 by static groups), 0 free");
+}
+
+TEST(GroupTable, InstallingADetachedGroupsContextAgainAttachesIt) {
+  Rig r;
+  ASSERT_EQ(r.table.install(group(7, 200), 32), "");
+  ASSERT_EQ(r.table.detach(7), "");
+  EXPECT_EQ(r.table.install(group(7, 200), 32), "");
+  EXPECT_EQ(r.table.find(7)->slots, 32u);
+  EXPECT_EQ(r.sink.last_ids(), (std::vector<uint32_t>{1, 7}));
+}
+
+TEST(GroupTable, ARefusalOfTheDatapathLeavesTheTableAsItWas) {
+  Rig r;
+  ASSERT_EQ(r.table.install(group(7, 200), 32), "");
+  r.sink.refuse("group 8: engine says no");
+  EXPECT_EQ(r.table.install(group(8, 300), 32), "the datapath refused: group 8: engine says no");
+  EXPECT_EQ(r.table.remove(7), "the datapath refused: group 8: engine says no");
+  EXPECT_EQ(r.table.find(8), nullptr);
+  EXPECT_NE(r.table.find(7), nullptr);
+  EXPECT_EQ(r.table.slots_in_use(), 64u);
+}
+
+TEST(GroupTable, RetainRemovesTheManagerGroupsNotKeptInOneSet) {
+  Rig r;
+  ASSERT_EQ(r.table.install(group(7, 200), 32), "");
+  ASSERT_EQ(r.table.install(group(8, 300), 32), "");
+  ASSERT_EQ(r.table.install(group(9, 400), 32), "");
+  ASSERT_EQ(r.table.detach(9), "");
+  EXPECT_EQ(r.table.retain({8}), "");
+  EXPECT_EQ(r.sink.sets().size(), 5u);
+  EXPECT_EQ(r.sink.last_ids(), (std::vector<uint32_t>{1, 8}));
+  EXPECT_EQ(r.table.find(9), nullptr);
+  EXPECT_EQ(r.table.retain({8}), "");  // nothing more to do
+  EXPECT_EQ(r.sink.sets().size(), 5u);
+}
+
+}  // namespace
+}  // namespace epic::agent

@@ -1,0 +1,277 @@
+// HostCollectives end to end over an in-memory ring (sim_ring.h): every
+// primitive, verified bit for bit against host/collective/expected.h for
+// ranks 1..5, odd counts, counts below the rank count, several pieces and
+// messages per call, lost frames; the ring reduction order; failures.
+#include "host/fallback/host_collectives.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <functional>
+#include <thread>
+
+#include "datapath/arith/accumulate.h"
+#include "host/collective/expected.h"
+#include "host/collective/inputs.h"
+#include "host/collective/layout.h"
+#include "host/fallback/ring_math.h"
+#include "tests/unit/host/fallback/sim_ring.h"
+
+namespace epic::host::fallback {
+namespace {
+
+namespace e = epic::engine;
+
+RingOptions small_options() {
+  RingOptions o;
+  o.message_bytes = 64;  // many messages per step
+  o.piece_bytes = 1024;  // several pieces per call
+  o.timeout = std::chrono::milliseconds(5000);
+  return o;
+}
+
+// Creates `ranks` connected HostCollectives on one fabric and runs body(rank, hc) on one
+// thread per rank.
+void run_ring(uint16_t ranks, const RingOptions& o,
+              const std::function<void(uint16_t, HostCollectives&)>& body,
+              uint32_t drop_every = 0) {
+  testing::Fabric fabric(ranks, drop_every);
+  std::vector<std::unique_ptr<HostCollectives>> hc;
+  std::vector<RingMember> members(ranks);
+  for (uint16_t r = 0; r < ranks; ++r) {
+    auto c =
+        HostCollectives::create(o, std::make_unique<testing::SimLinks>(fabric, r, 0x100 + 2 * r));
+    ASSERT_TRUE(c.ok()) << c.error;
+    members[r].ipv4 = 0x0A000001 + r;
+    members[r].qpn_base = c.value->qpn_base();
+    hc.push_back(std::move(c.value));
+  }
+  for (uint16_t r = 0; r < ranks; ++r) ASSERT_TRUE(hc[r]->connect(r, members).ok());
+  std::vector<std::thread> threads;
+  // linger: a neighbour may still retransmit the last message whose ACK was lost
+  for (uint16_t r = 0; r < ranks; ++r) {
+    threads.emplace_back([&, r] {
+      body(r, *hc[r]);
+      hc[r]->linger(std::chrono::milliseconds(300));
+    });
+  }
+  for (auto& t : threads) t.join();
+}
+
+// Runs descriptor d's primitive on rank r with its exact input; the result and the expected one.
+std::pair<Status, bool> run_and_check(HostCollectives& hc, uint16_t r, uint16_t ranks,
+                                      const e::CollectiveDescriptor& d, uint64_t index,
+                                      std::string& why) {
+  const auto inputs = exact_inputs(d, ranks, 7, index);
+  const auto want = expected_result(d, r, inputs);
+  std::vector<uint8_t> got(recv_bytes(d, r, ranks) + 1, 0xEE);
+  std::vector<uint8_t> in = inputs[r];
+  if (d.type == e::CollectiveType::kBroadcast) {
+    // in place: the root's input, garbage elsewhere
+    if (r == d.root) {
+      std::copy(in.begin(), in.end(), got.begin());
+    } else {
+      std::fill(got.begin(), got.end() - 1, 0x5A);
+    }
+  }
+  const Status s = hc.run(d, in.data(), got.data());
+  if (!s.ok()) return {s, false};
+  if (got.back() != 0xEE) {
+    why = "wrote past the result";
+    return {s, false};
+  }
+  got.pop_back();
+  if (auto diff = first_difference(got, want)) {
+    why = std::string(e::to_string(d.type)) + " " + std::string(arith::to_string(d.dtype)) + " " +
+          std::string(arith::to_string(d.op)) + " count " + std::to_string(d.count) + " rank " +
+          std::to_string(r) + ": first difference at byte " + std::to_string(*diff);
+    return {s, false};
+  }
+  return {s, true};
+}
+
+void every_primitive(uint16_t ranks, uint32_t drop_every, const std::vector<uint32_t>& counts) {
+  const std::vector<std::pair<arith::DType, arith::ReduceOp>> kinds = {
+      {arith::DType::kInt32, arith::ReduceOp::kSum},
+      {arith::DType::kFp32, arith::ReduceOp::kSum},
+      {arith::DType::kFp32, arith::ReduceOp::kMax},
+      {arith::DType::kFp16, arith::ReduceOp::kSum},
+      {arith::DType::kBf16, arith::ReduceOp::kMin}};
+  const e::CollectiveType types[] = {
+      e::CollectiveType::kAllReduce, e::CollectiveType::kReduce,
+      e::CollectiveType::kBroadcast, e::CollectiveType::kReduceScatter,
+      e::CollectiveType::kAllGather, e::CollectiveType::kBarrier};
+  std::vector<std::string> failures(ranks);
+  run_ring(
+      ranks, small_options(),
+      [&](uint16_t r, HostCollectives& hc) {
+        uint64_t index = 0;
+        for (uint32_t count : counts) {
+          for (auto [t, op] : kinds) {
+            for (auto type : types) {
+              e::CollectiveDescriptor d{type, t, op, static_cast<uint16_t>(count % ranks), count};
+              std::string why;
+              auto [s, ok] = run_and_check(hc, r, ranks, d, index++, why);
+              if (!ok) {
+                failures[r] = s.ok() ? why : s.message;
+                return;
+              }
+            }
+          }
+        }
+      },
+      drop_every);
+  for (uint16_t r = 0; r < ranks; ++r) EXPECT_EQ(failures[r], "") << "rank " << r;
+}
+
+TEST(HostCollectives, SingleRankNeedsNoQpsAndReturnsItsOwnInput) {
+  every_primitive(1, 0, {1, 7, 1000});
+}
+TEST(HostCollectives, TwoRanksUseDistinctQpPairsToTheSameNeighbour) {
+  every_primitive(2, 0, {1, 3, 257});
+}
+TEST(HostCollectives, ThreeRanksOddCountsAndCountsBelowTheRankCount) {
+  every_primitive(3, 0, {1, 2, 10, 1001});
+}
+TEST(HostCollectives, FiveRanksSeveralPiecesAndMessages) { every_primitive(5, 0, {4, 999}); }
+TEST(HostCollectives, FourRanksSurviveLostFrames) { every_primitive(4, 17, {3, 700}); }
+
+// Chunk q is combined as x[q+1], x[q+2], ..., x[q]: values whose fp32 sum depends on the
+// order (1e8 + 1 rounds to 1e8) give exactly the ring order's result.
+TEST(HostCollectives, FloatSumIsCombinedInRingOrder) {
+  constexpr uint16_t kRanks = 3;
+  const float vals[kRanks] = {1.0f, 1.0e8f, -1.0e8f};  // per rank, for every element
+  std::vector<std::vector<float>> out(kRanks, std::vector<float>(kRanks));
+  run_ring(kRanks, small_options(), [&](uint16_t r, HostCollectives& hc) {
+    std::vector<float> in(kRanks, vals[r]);
+    ASSERT_TRUE(hc.allreduce(in.data(), out[r].data(), kRanks, DType::kFp32, ReduceOp::kSum).ok());
+  });
+  for (uint16_t q = 0; q < kRanks; ++q) {
+    float acc = 0;
+    bool first = true;
+    for (uint16_t src : ring_order(kRanks, q)) {
+      acc = first ? vals[src] : acc + vals[src];
+      first = false;
+    }
+    for (uint16_t r = 0; r < kRanks; ++r) EXPECT_EQ(out[r][q], acc) << "chunk " << q;
+  }
+  EXPECT_EQ(out[0][0], 1.0f);  // (1e8 + -1e8) + 1: rank 0 is the last of chunk 0
+  EXPECT_EQ(out[0][2], 0.0f);  // (1 + 1e8) + -1e8: rank 2 is the last of chunk 2
+}
+
+// Half types travel as fp32 partial sums and are rounded once, as on the switch.
+TEST(HostCollectives, HalfSumsAreRoundedOnceAtTheEnd) {
+  constexpr uint16_t kRanks = 4;
+  constexpr size_t kCount = 4;
+  std::vector<std::vector<uint8_t>> in(kRanks, std::vector<uint8_t>(2 * kCount));
+  for (uint16_t r = 0; r < kRanks; ++r) {
+    for (size_t i = 0; i < kCount; ++i) {
+      const uint16_t h = static_cast<uint16_t>(0x3C01 + 7 * r + i);  // ~1.0 plus a few ulps
+      std::memcpy(&in[r][2 * i], &h, 2);
+    }
+  }
+  std::vector<std::vector<uint8_t>> out(kRanks, std::vector<uint8_t>(2 * kCount));
+  run_ring(kRanks, small_options(), [&](uint16_t r, HostCollectives& hc) {
+    ASSERT_TRUE(
+        hc.allreduce(in[r].data(), out[r].data(), kCount, DType::kFp16, ReduceOp::kSum).ok());
+  });
+  for (uint16_t q = 0; q < kRanks; ++q) {
+    const ChunkSpan c = chunk_of(kCount, kRanks, q);
+    std::vector<uint8_t> acc(4 * c.n), want(2 * c.n);
+    const auto order = ring_order(kRanks, q);
+    arith::reference::load(DType::kFp16, acc.data(), &in[order[0]][2 * c.offset], c.n);
+    for (size_t k = 1; k < order.size(); ++k) {
+      arith::reference::combine(DType::kFp16, ReduceOp::kSum, acc.data(),
+                                &in[order[k]][2 * c.offset], c.n);
+    }
+    arith::reference::store(DType::kFp16, want.data(), acc.data(), c.n);
+    for (uint16_t r = 0; r < kRanks; ++r) {
+      EXPECT_EQ(0, std::memcmp(want.data(), &out[r][2 * c.offset], 2 * c.n)) << "chunk " << q;
+    }
+  }
+}
+
+TEST(HostCollectives, SilentNeighbourIsReportedWithRankStepDirectionAndPsns) {
+  RingOptions o = small_options();
+  o.timeout = std::chrono::milliseconds(300);
+  Status first, second;
+  run_ring(2, o, [&](uint16_t r, HostCollectives& hc) {
+    if (r != 0) return;  // rank 1 never calls
+    int32_t in[4] = {1, 2, 3, 4}, out[4];
+    first = hc.allreduce(in, out, 4, DType::kInt32, ReduceOp::kSum);
+    second = hc.barrier();
+  });
+  EXPECT_TRUE(first.code == Code::kTimeout || first.code == Code::kTransport) << first.message;
+  EXPECT_NE(first.message.find("rank 0/2"), std::string::npos) << first.message;
+  EXPECT_NE(first.message.find("reduce-scatter step 0"), std::string::npos) << first.message;
+  EXPECT_NE(first.message.find("to right rank 1"), std::string::npos) << first.message;
+  EXPECT_NE(first.message.find("from left rank 1"), std::string::npos) << first.message;
+  EXPECT_NE(first.message.find("next_send_psn="), std::string::npos) << first.message;
+  EXPECT_EQ(second.code, Code::kBroken);
+  EXPECT_EQ(second.message, first.message);
+}
+
+TEST(HostCollectives, NeighboursRunningDifferentCollectivesFailInsteadOfMixing) {
+  RingOptions o = small_options();
+  o.timeout = std::chrono::milliseconds(1000);
+  Status s[2];
+  run_ring(2, o, [&](uint16_t r, HostCollectives& hc) {
+    int32_t in[16] = {}, out[32];
+    s[r] = r == 0 ? hc.allreduce(in, out, 8, DType::kInt32, ReduceOp::kSum)
+                  : hc.allgather(in, out, 8, DType::kInt32);
+  });
+  // a longer SEND than the posted receive (local_length_error, then the peer's NAK) or a
+  // SEND of the right length with another collective's immediate: either way both fail
+  for (const Status& st : s) {
+    EXPECT_EQ(st.code, Code::kTransport) << st.message;
+    EXPECT_TRUE(st.message.find("the ranks do not run the same collectives") != std::string::npos ||
+                st.message.find("local_length_error") != std::string::npos ||
+                st.message.find("remote_invalid_request") != std::string::npos)
+        << st.message;
+  }
+}
+
+TEST(HostCollectives, SameLengthFromAnotherCollectiveIsRejectedByItsImmediate) {
+  RingOptions o = small_options();
+  o.timeout = std::chrono::milliseconds(1000);
+  Status s[2];
+  run_ring(2, o, [&](uint16_t r, HostCollectives& hc) {
+    int32_t buf[8] = {1, 2, 3, 4};
+    // rank 0 broadcasts 16 bytes; rank 1 expects 16 bytes of an allgather
+    s[r] =
+        r == 0 ? hc.broadcast(buf, 4, DType::kInt32, 0) : hc.allgather(buf, buf, 4, DType::kInt32);
+  });
+  EXPECT_EQ(s[1].code, Code::kTransport) << s[1].message;
+  EXPECT_NE(s[1].message.find("the ranks do not run the same collectives"), std::string::npos)
+      << s[1].message;
+}
+
+TEST(HostCollectives, BadArgumentsAreRejectedBeforeAnyTraffic) {
+  run_ring(2, small_options(), [&](uint16_t r, HostCollectives& hc) {
+    int32_t buf[4] = {};
+    EXPECT_EQ(hc.broadcast(buf, 4, DType::kInt32, 2).code, Code::kInvalidArgument);
+    EXPECT_EQ(hc.allreduce(nullptr, buf, 4, DType::kInt32, ReduceOp::kSum).code,
+              Code::kInvalidArgument);
+    EXPECT_EQ(hc.allreduce(buf, buf, 4, static_cast<DType>(9), ReduceOp::kSum).code,
+              Code::kInvalidArgument);
+    EXPECT_TRUE(hc.allreduce(buf, buf, 4, DType::kInt32, ReduceOp::kSum).ok()) << r;
+  });
+}
+
+TEST(HostCollectives, OptionsOutsideTheirBoundsAreRejected) {
+  testing::Fabric fabric(1);
+  RingOptions o;
+  o.message_bytes = 6;
+  EXPECT_FALSE(HostCollectives::create(o, std::make_unique<testing::SimLinks>(fabric, 0, 1)).ok());
+  o = RingOptions{};
+  o.piece_bytes = 200 * o.message_bytes;
+  EXPECT_FALSE(HostCollectives::create(o, std::make_unique<testing::SimLinks>(fabric, 0, 1)).ok());
+  o = RingOptions{};
+  o.transport = "carrier-pigeon";
+  auto c = HostCollectives::create(o);
+  EXPECT_FALSE(c.ok());
+  EXPECT_NE(c.error.find("carrier-pigeon"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace epic::host::fallback

@@ -1,0 +1,140 @@
+// The INC_MANAGER keys of libinc's CommConfig (host/inc/manager_config.h): defaults, each bad
+// value named with its key, the static peer keys conflicting, INC_GROUP required, keys that
+// need INC_MANAGER refused without it.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "host/inc/comm_config.h"
+
+namespace epic::inc {
+namespace {
+
+std::map<std::string, std::string> managed_soft_rank() {
+  return {{"INC_RANK", "1"},
+          {"INC_RANKS", "4"},
+          {"INC_TRANSPORT", "soft"},
+          {"INC_IFACE", "veth0"},
+          {"INC_MAC", "02:00:00:00:00:02"},
+          {"INC_IP", "10.0.0.2"},
+          {"INC_QPN", "18"},
+          {"INC_MANAGER", "unix:/run/epic/manager.sock"},
+          {"INC_GROUP", "job-1/dp"}};
+}
+
+TEST(ManagerConfig, DefaultsWithAManager) {
+  const ConfigResult r = config_from_pairs(managed_soft_rank());
+  ASSERT_TRUE(r.ok()) << r.error;
+  const ManagerOptions& m = r.config.manager;
+  EXPECT_TRUE(m.enabled());
+  EXPECT_EQ(m.address, "unix:/run/epic/manager.sock");
+  EXPECT_EQ(m.tenant, "default");
+  EXPECT_EQ(m.group, "job-1/dp");
+  EXPECT_EQ(m.queue_timeout_ms, 0u);
+  EXPECT_EQ(m.join_timeout.count(), 60000);
+  EXPECT_TRUE(m.host_fallback);
+  EXPECT_EQ(m.host_qpn, 20u);  // INC_QPN + 2
+  EXPECT_FALSE(m.window);      // the manager's default
+  EXPECT_FALSE(m.pmtu);
+}
+
+TEST(ManagerConfig, EveryKeyIsRead) {
+  auto pairs = managed_soft_rank();
+  pairs["INC_MANAGER"] = "mgr.example:7700";
+  pairs["INC_TENANT"] = "team-a";
+  pairs["INC_QUEUE_TIMEOUT_MS"] = "5000";
+  pairs["INC_JOIN_TIMEOUT_MS"] = "1500";
+  pairs["INC_MANAGER_CA"] = "/etc/epic/ca.pem";
+  pairs["INC_MANAGER_CERT"] = "/etc/epic/rank.pem";
+  pairs["INC_MANAGER_KEY"] = "/etc/epic/rank.key";
+  pairs["INC_HOST_FALLBACK"] = "0";
+  pairs["INC_HOST_QPN"] = "0x300";
+  pairs["INC_WINDOW"] = "64";
+  pairs["INC_PMTU"] = "4096";
+  const ConfigResult r = config_from_pairs(pairs);
+  ASSERT_TRUE(r.ok()) << r.error;
+  const ManagerOptions& m = r.config.manager;
+  EXPECT_EQ(m.address, "mgr.example:7700");
+  EXPECT_EQ(m.tenant, "team-a");
+  EXPECT_EQ(m.queue_timeout_ms, 5000u);
+  EXPECT_EQ(m.join_timeout.count(), 1500);
+  EXPECT_EQ(m.ca_file, "/etc/epic/ca.pem");
+  EXPECT_EQ(m.cert_file, "/etc/epic/rank.pem");
+  EXPECT_EQ(m.key_file, "/etc/epic/rank.key");
+  EXPECT_FALSE(m.host_fallback);
+  EXPECT_EQ(m.host_qpn, 0x300u);
+  EXPECT_EQ(m.window, 64u);
+  EXPECT_EQ(m.pmtu, 4096);
+}
+
+TEST(ManagerConfig, EachBadValueIsNamedWithItsKey) {
+  const std::pair<const char*, const char*> cases[] = {{"INC_MANAGER", "nohost"},
+                                                       {"INC_MANAGER", "host:0"},
+                                                       {"INC_MANAGER", "unix:"},
+                                                       {"INC_TENANT", "a b"},
+                                                       {"INC_GROUP", ""},
+                                                       {"INC_QUEUE_TIMEOUT_MS", "-1"},
+                                                       {"INC_JOIN_TIMEOUT_MS", "0"},
+                                                       {"INC_HOST_FALLBACK", "yes"},
+                                                       {"INC_HOST_QPN", "0"},
+                                                       {"INC_MANAGER_CA", ""}};
+  for (const auto& [key, value] : cases) {
+    auto pairs = managed_soft_rank();
+    pairs[key] = value;
+    const ConfigResult r = config_from_pairs(pairs);
+    EXPECT_FALSE(r.ok()) << key << "=" << value;
+    EXPECT_EQ(r.error.rfind(std::string(key) + "=" + value + ": ", 0), 0u) << r.error;
+  }
+}
+
+TEST(ManagerConfig, StaticPeerKeysConflictWithAManager) {
+  for (const char* key : {"INC_SWITCH_IP", "INC_SWITCH_QPN", "INC_PSN"}) {
+    auto pairs = managed_soft_rank();
+    pairs[key] = key == std::string("INC_SWITCH_IP") ? "10.0.0.254" : "5";
+    const ConfigResult r = config_from_pairs(pairs);
+    EXPECT_FALSE(r.ok()) << key;
+    EXPECT_NE(r.error.find(std::string(key) + " conflicts with INC_MANAGER="), std::string::npos)
+        << r.error;
+  }
+}
+
+TEST(ManagerConfig, GroupIsRequiredAndCertificateNeedsItsKey) {
+  auto pairs = managed_soft_rank();
+  pairs.erase("INC_GROUP");
+  ConfigResult r = config_from_pairs(pairs);
+  EXPECT_NE(r.error.find("needs INC_GROUP"), std::string::npos) << r.error;
+  pairs = managed_soft_rank();
+  pairs["INC_MANAGER_CERT"] = "/etc/epic/rank.pem";
+  r = config_from_pairs(pairs);
+  EXPECT_NE(r.error.find("INC_MANAGER_CERT needs INC_MANAGER_KEY"), std::string::npos) << r.error;
+}
+
+TEST(ManagerConfig, SoftStillNeedsItsOwnIdentity) {
+  auto pairs = managed_soft_rank();
+  pairs.erase("INC_QPN");
+  const ConfigResult r = config_from_pairs(pairs);
+  EXPECT_NE(r.error.find("INC_TRANSPORT=soft needs"), std::string::npos) << r.error;
+}
+
+TEST(ManagerConfig, ManagerKeysWithoutAManagerAreRefused) {
+  std::map<std::string, std::string> pairs = {
+      {"INC_RANK", "0"},          {"INC_RANKS", "1"},
+      {"INC_TRANSPORT", "verbs"}, {"INC_SWITCH_IP", "10.0.0.254"},
+      {"INC_SWITCH_QPN", "7"},    {"INC_GROUP", "g"}};
+  const ConfigResult r = config_from_pairs(pairs);
+  EXPECT_EQ(r.error, "INC_GROUP needs INC_MANAGER (the inc-manager to join through)");
+}
+
+TEST(ManagerConfig, KeysAreListedForHelp) {
+  size_t found = 0;
+  for (const auto& [key, meaning] : config_keys()) {
+    found += key.rfind("INC_MANAGER", 0) == 0 || key == "INC_GROUP" || key == "INC_TENANT" ||
+             key == "INC_QUEUE_TIMEOUT_MS" || key == "INC_JOIN_TIMEOUT_MS" ||
+             key == "INC_HOST_FALLBACK" || key == "INC_HOST_QPN";
+  }
+  EXPECT_EQ(found, 10u);
+}
+
+}  // namespace
+}  // namespace epic::inc

@@ -1,0 +1,200 @@
+// libinc's join client (host/inc/manager_join.h) against a real inc-manager on a unix socket
+// with a fake agent (tests/unit/manager/service/harness.h): INC answers, the host fallback,
+// the manager's errors verbatim with their code names, a bad address timing out, and
+// Communicator::create reporting a failed join.
+#include "host/inc/manager_join.h"
+
+#include <future>
+#include <vector>
+
+#include "host/inc/communicator.h"
+#include "tests/unit/manager/service/harness.h"
+
+namespace epic::inc {
+namespace {
+
+namespace mt = epic::manager::service::testing;
+using namespace std::chrono_literals;
+
+host::LocalEndpoint rank_endpoint(int r) {
+  host::LocalEndpoint e;
+  e.kind = "soft";
+  e.ipv4 = *wire::parse_ipv4(mt::rank_ipv4(r));
+  e.mac = {2, 0, 0, 0, 0, static_cast<uint8_t>(r + 1)};
+  e.qpn = 0x100 + static_cast<uint32_t>(r);
+  return e;
+}
+
+class ManagerJoinTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    manager_.start(mt::test_options());
+    agent_ = std::make_unique<mt::FakeAgent>(manager_.channel());
+  }
+  ManagerOptions options(const std::string& group) const {
+    ManagerOptions m;
+    m.address = manager_.address();
+    m.group = group;
+    m.join_timeout = 5s;
+    return m;
+  }
+  // Rank r of `size` in its own thread.
+  std::future<soft::io::Result<JoinAnswer>> join(const ManagerOptions& m, uint16_t r, uint16_t size,
+                                                 bool host) {
+    const int nic = r + nic_offset_;
+    return std::async(std::launch::async, [m, r, size, host, nic] {
+      ManagerJoin j(m);
+      std::optional<JoinEndpoint> h;
+      if (host) h = JoinEndpoint{rank_endpoint(nic).ipv4, {}, {}, 0x400u + 2 * r};
+      return j.join(r, size, rank_endpoint(nic), h);
+    });
+  }
+  void fill_leaf0() {  // leaf0 with room for one 1-rank group, taken
+    agent_->register_switch(mt::FakeAgent::leaf0(48));
+    auto first = join(options("a"), 0, 1, false);
+    auto install = agent_->next();
+    ASSERT_TRUE(install && install->has_action());
+    agent_->ack(install->action().action_id());
+    ASSERT_TRUE(first.get().ok());
+    nic_offset_ = 1;  // rank r of later groups on NIC r + 1 (NIC 0 is group a's)
+  }
+
+  mt::TempDir dir_;
+  mt::TestManager manager_{dir_};
+  std::unique_ptr<mt::FakeAgent> agent_;
+  int nic_offset_ = 0;
+};
+
+TEST_F(ManagerJoinTest, RanksGetTheSwitchPeerAndLeavingTearsTheGroupDown) {
+  agent_->register_switch(mt::FakeAgent::leaf0(256));
+  auto r0 = join(options("g"), 0, 2, true);
+  auto r1 = join(options("g"), 1, 2, true);
+  auto install = agent_->next();
+  ASSERT_TRUE(install && install->has_action());
+  agent_->ack(install->action().action_id());
+  for (auto* f : {&r0, &r1}) {
+    const auto a = f->get();
+    ASSERT_TRUE(a.ok()) << a.error;
+    EXPECT_FALSE(a.value.host_fallback);
+    EXPECT_EQ(a.value.switch_id, "leaf0");
+    EXPECT_EQ(a.value.peer.switch_ip, *wire::parse_ipv4("10.77.0.254"));
+    EXPECT_NE(a.value.peer.switch_qpn, 0u);
+    EXPECT_EQ(a.value.peer.pmtu, 1024);
+    EXPECT_EQ(a.value.peer.window, 16u);
+  }
+  ManagerJoin j(options("g"));
+  EXPECT_EQ(j.leave(0, 2s), "");
+  EXPECT_EQ(j.leave(1, 2s), "");
+  auto remove = agent_->next();
+  ASSERT_TRUE(remove && remove->has_action());
+  EXPECT_EQ(remove->action().kind(), ::epic::inc::v1::ACTION_KIND_REMOVE_CONTEXT);
+}
+
+TEST_F(ManagerJoinTest, NoMemoryWithEveryRankOfferingAHostRingFallsBack) {
+  fill_leaf0();
+  auto r0 = join(options("b"), 0, 2, true);
+  auto r1 = join(options("b"), 1, 2, true);
+  for (auto* f : {&r0, &r1}) {
+    const auto a = f->get();
+    ASSERT_TRUE(a.ok()) << a.error;
+    EXPECT_TRUE(a.value.host_fallback);
+    EXPECT_NE(a.value.fallback_reason.find("no INC memory"), std::string::npos);
+    ASSERT_EQ(a.value.members.size(), 2u);
+    EXPECT_EQ(a.value.members[1].qpn, 0x402u);
+    EXPECT_EQ(a.value.members[1].ipv4, rank_endpoint(2).ipv4);
+  }
+}
+
+TEST_F(ManagerJoinTest, ManagerErrorsAreReportedVerbatimWithTheCodeName) {
+  fill_leaf0();
+  const auto a = join(options("c"), 0, 1, false).get();
+  ASSERT_FALSE(a.ok());
+  const std::string want = "inc: join group 'c' (tenant default) at " + manager_.address() +
+                           " failed: RESOURCE_EXHAUSTED: no INC memory";
+  EXPECT_EQ(a.error.rfind(want, 0), 0u) << a.error << "\n" << want;
+}
+
+TEST_F(ManagerJoinTest, AnAddressWithoutAManagerTimesOutClearly) {
+  ManagerOptions m = options("d");
+  m.address = "unix:" + dir_.path() + "/nobody.sock";
+  m.join_timeout = 300ms;
+  const auto a = ManagerJoin(m).join(0, 1, rank_endpoint(0), std::nullopt);
+  ASSERT_FALSE(a.ok());
+  EXPECT_NE(a.error.find("failed: DEADLINE_EXCEEDED"), std::string::npos) << a.error;
+  EXPECT_NE(a.error.find("INC_JOIN_TIMEOUT_MS=300"), std::string::npos) << a.error;
+}
+
+TEST_F(ManagerJoinTest, UnreadableTlsFileIsNamed) {
+  ManagerOptions m = options("e");
+  m.ca_file = dir_.path() + "/missing-ca.pem";
+  const auto a = ManagerJoin(m).join(0, 1, rank_endpoint(0), std::nullopt);
+  ASSERT_FALSE(a.ok());
+  EXPECT_NE(a.error.find("INC_MANAGER_CA=" + m.ca_file + ": cannot be read"), std::string::npos)
+      << a.error;
+}
+
+TEST_F(ManagerJoinTest, CommunicatorCreateReportsTheFailedJoin) {
+  fill_leaf0();
+  const ConfigResult c = config_from_pairs({{"INC_RANK", "0"},
+                                            {"INC_RANKS", "1"},
+                                            {"INC_TRANSPORT", "soft"},
+                                            {"INC_IFACE", "lo"},
+                                            {"INC_MAC", "02:00:00:00:00:02"},
+                                            {"INC_IP", mt::rank_ipv4(1)},
+                                            {"INC_QPN", "0x101"},
+                                            {"INC_MANAGER", manager_.address()},
+                                            {"INC_GROUP", "f"},
+                                            {"INC_HOST_FALLBACK", "0"},
+                                            {"INC_JOIN_TIMEOUT_MS", "5000"}});
+  ASSERT_TRUE(c.ok()) << c.error;
+  const auto created = Communicator::create(c.config);
+  ASSERT_FALSE(created.ok());
+  EXPECT_NE(created.error.find("inc: join group 'f' (tenant default) at " + manager_.address() +
+                               " failed: RESOURCE_EXHAUSTED: no INC memory"),
+            std::string::npos)
+      << created.error;
+}
+
+// Two soft ranks on the loopback interface (AF_PACKET: needs CAP_NET_RAW; skipped without it).
+TEST_F(ManagerJoinTest, CommunicatorFallsBackToHostCollectivesOverTheSoftRing) {
+  fill_leaf0();
+  auto rank = [&](uint16_t r) {
+    return std::async(std::launch::async, [&, r]() -> std::string {
+      const ConfigResult c =
+          config_from_pairs({{"INC_RANK", std::to_string(r)},
+                             {"INC_RANKS", "2"},
+                             {"INC_TRANSPORT", "soft"},
+                             {"INC_IFACE", "lo"},
+                             {"INC_MAC", "02:00:00:00:00:0" + std::to_string(r + 2)},
+                             {"INC_IP", mt::rank_ipv4(r + 1)},
+                             {"INC_QPN", std::to_string(0x101 + r)},
+                             {"INC_MANAGER", manager_.address()},
+                             {"INC_GROUP", "ring"},
+                             {"INC_TIMEOUT_MS", "5000"},
+                             {"INC_LINGER_MS", "0"},
+                             {"INC_JOIN_TIMEOUT_MS", "5000"}});
+      if (!c.ok()) return c.error;
+      auto created = Communicator::create(c.config);
+      if (!created.ok()) return created.error;
+      Communicator& comm = *created.value;
+      if (comm.mode() != "host" || !comm.host_fallback()) return "mode " + std::string(comm.mode());
+      std::vector<int32_t> in(1000, r + 1), out(1000, 0);
+      Status s = comm.allreduce(in.data(), out.data(), in.size(), DType::kInt32, ReduceOp::kSum);
+      if (!s.ok()) return s.message;
+      if (out[999] != 3) return "allreduce gave " + std::to_string(out[999]);
+      const Request req = comm.ibarrier();
+      if (!comm.test(req)) return "ibarrier not complete at post";
+      if (Status w = comm.wait(req); !w.ok()) return w.message;
+      return comm.close().message;
+    });
+  };
+  auto r0 = rank(0);
+  auto r1 = rank(1);
+  const std::string e0 = r0.get(), e1 = r1.get();
+  if (e0.find("Operation not permitted") != std::string::npos) GTEST_SKIP() << e0;
+  EXPECT_EQ(e0, "");
+  EXPECT_EQ(e1, "");
+}
+
+}  // namespace
+}  // namespace epic::inc

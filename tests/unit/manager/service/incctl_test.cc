@@ -1,0 +1,101 @@
+// incctl against a real manager: tables and --json, a write, and exit code 2 with the address
+// when the manager cannot be reached.
+#include <array>
+#include <cstdio>
+
+#include "tests/unit/manager/service/harness.h"
+
+namespace epic::manager::service::testing {
+namespace {
+
+struct CliRun {
+  int rc = -1;
+  std::string out;
+};
+
+CliRun incctl(const std::string& args) {
+  CliRun r;
+  const std::string cmd = std::string(INCCTL_PATH) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf{};
+  size_t n = 0;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  const int status = pclose(p);
+  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+TEST(IncctlTest, ShowsSwitchesGroupsTreeAndMemory) {
+  TempDir dir;
+  TestManager m(dir);
+  m.start(test_options());
+  FakeAgent agent(m.channel());
+  agent.register_switch(FakeAgent::leaf0(256));
+  AsyncJoin r0(m, join_request("job", 2, 0));
+  AsyncJoin r1(m, join_request("job", 2, 1));
+  auto install = agent.next();
+  ASSERT_TRUE(install && install->has_action());
+  agent.ack(install->action().action_id());
+  ASSERT_TRUE(r0.get().status.ok());
+  const std::string mgr = "--manager " + m.address() + " ";
+
+  CliRun sw = incctl(mgr + "switches");
+  EXPECT_EQ(sw.rc, 0) << sw.out;
+  EXPECT_NE(sw.out.find("leaf0"), std::string::npos) << sw.out;
+  EXPECT_NE(sw.out.find("connected"), std::string::npos) << sw.out;
+
+  CliRun g = incctl(mgr + "groups");
+  EXPECT_EQ(g.rc, 0) << g.out;
+  EXPECT_NE(g.out.find("installed"), std::string::npos) << g.out;
+
+  const std::string id = std::to_string(install->action().group_id());
+  CliRun t = incctl(mgr + "tree " + id);
+  EXPECT_EQ(t.rc, 0) << t.out;
+  EXPECT_NE(t.out.find("r1: rank 1"), std::string::npos) << t.out;
+
+  CliRun mem = incctl(mgr + "--json memory");
+  EXPECT_EQ(mem.rc, 0) << mem.out;
+  EXPECT_NE(mem.out.find("\"granted\": 32"), std::string::npos) << mem.out;
+
+  CliRun ct = incctl(mgr + "create-tenant team-a --max-groups 2 --reserve leaf0=64");
+  EXPECT_EQ(ct.rc, 0) << ct.out;
+  CliRun tn = incctl(mgr + "tenants");
+  EXPECT_NE(tn.out.find("leaf0=64"), std::string::npos) << tn.out;
+
+  CliRun missing = incctl(mgr + "tree 999");
+  EXPECT_EQ(missing.rc, 1) << missing.out;
+  EXPECT_NE(missing.out.find("unknown group 999"), std::string::npos) << missing.out;
+
+  CliRun d = incctl(mgr + "destroy " + id);
+  EXPECT_EQ(d.rc, 0) << d.out;
+}
+
+TEST(IncctlTest, UnreachableManagerExitsTwoNamingTheAddress) {
+  TempDir dir;
+  const std::string address = "unix:" + dir.path() + "/nobody.sock";
+  CliRun r = incctl("--manager " + address + " --timeout-ms 500 switches");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("cannot reach inc-manager at " + address), std::string::npos) << r.out;
+}
+
+TEST(IncctlTest, BadUsageExitsThreeWithTheReason) {
+  TempDir dir;
+  const std::string m = "--manager unix:" + dir.path() + "/nobody.sock ";
+  const std::pair<std::string, std::string> cases[] = {
+      {"--tls-cert c.pem switches", "--tls-cert and --tls-key go together"},
+      {"--tls-ca " + dir.path() + "/missing.pem switches", "cannot read " + dir.path()},
+      {"create-tenant t --reserve leaf0=lots", "--reserve leaf0=lots: expected SWITCH=SLOTS"},
+      {"create-tenant t --reserve leaf0=99999999999", "expected SWITCH=SLOTS"},
+      {"create-tenant t --reserve =5", "expected SWITCH=SLOTS"},
+      {"no-such-command", ""},
+  };
+  for (const auto& [args, message] : cases) {
+    CliRun r = incctl(m + args);
+    EXPECT_EQ(r.rc, 3) << args << ": " << r.out;
+    EXPECT_NE(r.out.find(message), std::string::npos) << args << ": " << r.out;
+  }
+}
+
+}  // namespace
+}  // namespace epic::manager::service::testing

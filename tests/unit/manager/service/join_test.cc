@@ -1,0 +1,289 @@
+// inc-manager over gRPC: agents register, ranks rendezvous, installs are acknowledged, ranks
+// are answered; refusals carry the precise status codes and leave nothing installed.
+#include <set>
+#include <vector>
+
+#include "tests/unit/manager/service/harness.h"
+
+namespace epic::manager::service::testing {
+namespace {
+
+class JoinTest : public ::testing::Test {
+ protected:
+  void SetUp() override { manager_.start(test_options()); }
+  pb::GetMemoryResponse memory() {
+    pb::GetMemoryResponse out;
+    auto ctx = deadline();
+    EXPECT_TRUE(manager_.stub()->GetMemory(ctx.get(), {}, &out).ok());
+    return out;
+  }
+  pb::ListGroupsResponse groups() {
+    pb::ListGroupsResponse out;
+    auto ctx = deadline();
+    EXPECT_TRUE(manager_.stub()->ListGroups(ctx.get(), {}, &out).ok());
+    return out;
+  }
+  grpc::Status join_now(const pb::JoinGroupRequest& r) {
+    pb::JoinGroupResponse out;
+    auto ctx = deadline(5s);
+    return manager_.stub()->JoinGroup(ctx.get(), r, &out);
+  }
+
+  TempDir dir_;
+  TestManager manager_{dir_};
+};
+
+TEST_F(JoinTest, RegisteredAgentIsListedAsConnectedWithItsCapacity) {
+  FakeAgent agent(manager_.channel());
+  EXPECT_TRUE(agent.register_switch(FakeAgent::leaf0(256)).empty());
+  pb::ListSwitchesResponse sw;
+  auto ctx = deadline();
+  ASSERT_TRUE(manager_.stub()->ListSwitches(ctx.get(), {}, &sw).ok());
+  ASSERT_EQ(sw.switches_size(), 1);
+  EXPECT_EQ(sw.switches(0).switch_id(), "leaf0");
+  EXPECT_TRUE(sw.switches(0).connected());
+  EXPECT_EQ(sw.switches(0).slot_capacity(), 256u);
+  EXPECT_EQ(sw.switches(0).agent_version(), "fake-agent");
+  EXPECT_EQ(sw.switches(0).ports_size(), 8);
+}
+
+TEST_F(JoinTest, ConcurrentRanksAreAnsweredOnceTheAgentAcksTheInstall) {
+  FakeAgent agent(manager_.channel());
+  agent.register_switch(FakeAgent::leaf0(256));
+  std::vector<std::unique_ptr<AsyncJoin>> ranks;
+  for (uint32_t r = 0; r < 4; ++r) {
+    ranks.push_back(std::make_unique<AsyncJoin>(manager_, join_request("job-1", 4, r)));
+  }
+  auto install = agent.next();
+  ASSERT_TRUE(install && install->has_action());
+  const pb::Action& a = install->action();
+  EXPECT_EQ(a.kind(), pb::ACTION_KIND_INSTALL_CONTEXT);
+  EXPECT_EQ(a.slots(), 32u);  // 2 * window
+  EXPECT_EQ(a.context().num_ranks(), 4u);
+  EXPECT_EQ(a.context().window(), 16u);
+  EXPECT_FALSE(a.context().has_parent());  // leaf0 is the root
+  ASSERT_EQ(a.context().children_size(), 4);
+  for (int r = 0; r < 4; ++r) {
+    EXPECT_TRUE(a.context().children(r).is_rank());
+    EXPECT_EQ(a.context().children(r).port(), rank_port(r));
+    EXPECT_EQ(a.context().children(r).remote().ipv4(), rank_ipv4(r));
+    EXPECT_EQ(a.context().children(r).remote().qpn(), 0x100u + r);
+    EXPECT_EQ(a.context().children(r).local().ipv4(), "10.77.0.254");
+  }
+  agent.ack(a.action_id());
+  std::set<uint32_t> qpns;
+  for (uint32_t r = 0; r < 4; ++r) {
+    const JoinOutcome& o = ranks[r]->get();
+    ASSERT_TRUE(o.status.ok()) << o.status.error_message();
+    EXPECT_EQ(o.response.group_id(), a.group_id());
+    EXPECT_EQ(o.response.rank(), r);
+    EXPECT_EQ(o.response.switch_id(), "leaf0");
+    EXPECT_EQ(o.response.peer().ipv4(), "10.77.0.254");
+    EXPECT_EQ(o.response.peer().mac(), "02:ec:00:00:00:fe");
+    EXPECT_EQ(o.response.peer().gid(), "::ffff:10.77.0.254");
+    EXPECT_EQ(o.response.peer().qpn(), a.context().children(r).local().qpn());
+    EXPECT_EQ(o.response.initial_psn(), a.context().initial_psn());
+    EXPECT_EQ(o.response.window(), 16u);
+    EXPECT_EQ(o.response.pmtu(), 1024u);
+    qpns.insert(o.response.peer().qpn());
+  }
+  EXPECT_EQ(qpns.size(), 4u);  // one virtual QP per rank edge
+  auto g = groups();
+  ASSERT_EQ(g.groups_size(), 1);
+  EXPECT_EQ(g.groups(0).state(), "installed");
+  EXPECT_EQ(g.groups(0).tree().root(), "leaf0");
+  EXPECT_EQ(memory().switches(0).granted(), 32u);
+}
+
+TEST_F(JoinTest, NoMemoryIsResourceExhaustedAndLeavesNothingBehind) {
+  FakeAgent agent(manager_.channel());
+  agent.register_switch(FakeAgent::leaf0(48));
+  AsyncJoin first(manager_, join_request("a", 1, 0));
+  auto install = agent.next();
+  ASSERT_TRUE(install && install->has_action());
+  agent.ack(install->action().action_id());
+  ASSERT_TRUE(first.get().status.ok());
+  pb::JoinGroupRequest second = join_request("b", 1, 0);
+  second.mutable_endpoint()->set_ipv4(rank_ipv4(1));  // another NIC behind leaf0
+  const grpc::Status s = join_now(second);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_NE(s.error_message().find("no INC memory"), std::string::npos) << s.error_message();
+  EXPECT_EQ(memory().switches(0).granted(), 32u);
+  EXPECT_EQ(groups().groups_size(), 1);
+  EXPECT_FALSE(agent.next(200ms)) << "no action for a refused group";
+}
+
+TEST_F(JoinTest, AgentFailureRollsTheInstallBackAndRanksGetUnavailable) {
+  FakeAgent agent(manager_.channel());
+  agent.register_switch(FakeAgent::leaf0(256));
+  AsyncJoin r0(manager_, join_request("g", 2, 0));
+  AsyncJoin r1(manager_, join_request("g", 2, 1));
+  auto install = agent.next();
+  ASSERT_TRUE(install && install->has_action());
+  agent.fail(install->action().action_id(), "slot memory exhausted on the switch");
+  for (AsyncJoin* j : {&r0, &r1}) {
+    EXPECT_EQ(j->get().status.error_code(), grpc::StatusCode::UNAVAILABLE);
+    EXPECT_NE(j->get().status.error_message().find("slot memory exhausted"), std::string::npos)
+        << j->get().status.error_message();
+  }
+  EXPECT_EQ(memory().switches(0).granted(), 0u);
+  EXPECT_EQ(groups().groups_size(), 0);
+}
+
+struct BadJoin {
+  const char* what;
+  std::function<void(pb::JoinGroupRequest&)> edit;
+  grpc::StatusCode code;
+  const char* message;  // a substring of the status message
+};
+
+TEST_F(JoinTest, MalformedOrImpossibleJoinsGetPreciseStatuses) {
+  FakeAgent agent(manager_.channel());
+  agent.register_switch(FakeAgent::leaf0(256));
+  const std::vector<BadJoin> cases = {
+      {"no endpoint", [](auto& r) { r.clear_endpoint(); }, grpc::StatusCode::INVALID_ARGUMENT,
+       "endpoint: required"},
+      {"bad ipv4", [](auto& r) { r.mutable_endpoint()->set_ipv4("10.77.0"); },
+       grpc::StatusCode::INVALID_ARGUMENT, "endpoint.ipv4:"},
+      {"qpn 0", [](auto& r) { r.mutable_endpoint()->set_qpn(0); },
+       grpc::StatusCode::INVALID_ARGUMENT, "endpoint.qpn:"},
+      {"gid of another address", [](auto& r) { r.mutable_endpoint()->set_gid("::ffff:1.2.3.4"); },
+       grpc::StatusCode::INVALID_ARGUMENT, "endpoint.gid:"},
+      {"window 3", [](auto& r) { r.set_window(3); }, grpc::StatusCode::INVALID_ARGUMENT, "window:"},
+      {"pmtu 1000", [](auto& r) { r.set_pmtu(1000); }, grpc::StatusCode::INVALID_ARGUMENT, "pmtu:"},
+      {"rank out of range", [](auto& r) { r.set_rank(1); }, grpc::StatusCode::INVALID_ARGUMENT,
+       "rank:"},
+      {"size 0", [](auto& r) { r.set_size(0); }, grpc::StatusCode::INVALID_ARGUMENT, "size:"},
+      {"bad tenant name", [](auto& r) { r.set_tenant("a b"); }, grpc::StatusCode::INVALID_ARGUMENT,
+       "tenant:"},
+      {"unknown tenant", [](auto& r) { r.set_tenant("nobody"); }, grpc::StatusCode::NOT_FOUND,
+       "unknown tenant"},
+      {"rank behind no switch", [](auto& r) { r.mutable_endpoint()->set_ipv4("10.99.0.1"); },
+       grpc::StatusCode::NOT_FOUND, "no switch port is known"},
+      {"pmtu above the switch's",
+       [](auto& r) {
+         r.set_pmtu(4096);
+         r.set_window(2048);
+       },
+       grpc::StatusCode::FAILED_PRECONDITION, "window"},
+  };
+  for (const BadJoin& c : cases) {
+    pb::JoinGroupRequest r = join_request("bad", 1, 0);
+    c.edit(r);
+    const grpc::Status s = join_now(r);
+    EXPECT_EQ(s.error_code(), c.code) << c.what << ": " << s.error_message();
+    EXPECT_NE(s.error_message().find(c.message), std::string::npos)
+        << c.what << ": " << s.error_message();
+  }
+  EXPECT_EQ(memory().switches(0).granted(), 0u);
+  EXPECT_EQ(groups().groups_size(), 0);
+}
+
+TEST_F(JoinTest, PortMtuTooSmallForThePmtuIsRefused) {
+  FakeAgent agent(manager_.channel());
+  agent.register_switch(FakeAgent::leaf0(256, 8, 1500));
+  pb::JoinGroupRequest r = join_request("big", 1, 0);
+  r.set_pmtu(4096);
+  const grpc::Status s = join_now(r);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << s.error_message();
+  EXPECT_NE(s.error_message().find("MTU"), std::string::npos) << s.error_message();
+}
+
+TEST_F(JoinTest, GroupLargerThanTheTenantQuotaIsRefused) {
+  FakeAgent agent(manager_.channel());
+  agent.register_switch(FakeAgent::leaf0(256));
+  pb::SetTenantRequest t;
+  t.mutable_tenant()->set_name("small");
+  t.mutable_tenant()->mutable_quota()->set_max_ranks_per_group(1);
+  pb::SetTenantResponse set;
+  auto ctx = deadline();
+  ASSERT_TRUE(manager_.stub()->SetTenant(ctx.get(), t, &set).ok());
+  AsyncJoin r0(manager_, [] {
+    auto r = join_request("q", 2, 0);
+    r.set_tenant("small");
+    return r;
+  }());
+  pb::JoinGroupRequest r1 = join_request("q", 2, 1);
+  r1.set_tenant("small");
+  const grpc::Status s = join_now(r1);
+  EXPECT_NE(s.error_code(), grpc::StatusCode::OK);
+  EXPECT_NE(s.error_message().find("2"), std::string::npos) << s.error_message();
+  EXPECT_EQ(r0.get().status.error_code(), s.error_code());
+  EXPECT_EQ(groups().groups_size(), 0);
+}
+
+TEST_F(JoinTest, SecondEndpointForAJoinedRankIsAlreadyExistsAndLeaveCancels) {
+  FakeAgent agent(manager_.channel());
+  agent.register_switch(FakeAgent::leaf0(256));
+  AsyncJoin r0(manager_, join_request("dup", 2, 0));
+  std::this_thread::sleep_for(100ms);  // r0 is waiting in the rendezvous
+  pb::JoinGroupRequest again = join_request("dup", 2, 0);
+  again.mutable_endpoint()->set_qpn(0x999);
+  const grpc::Status s = join_now(again);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::ALREADY_EXISTS) << s.error_message();
+  pb::ListGroupsResponse g = groups();
+  ASSERT_EQ(g.pending_size(), 1);
+  EXPECT_EQ(g.pending(0).size(), 2u);
+  pb::LeaveGroupRequest leave;
+  leave.set_tenant("default");
+  leave.set_group("dup");
+  pb::LeaveGroupResponse left;
+  auto ctx = deadline();
+  ASSERT_TRUE(manager_.stub()->LeaveGroup(ctx.get(), leave, &left).ok());
+  EXPECT_TRUE(left.torn_down());
+  EXPECT_EQ(r0.get().status.error_code(), grpc::StatusCode::CANCELLED);
+}
+
+TEST_F(JoinTest, LastRankLeavingTearsTheGroupDownOnTheSwitch) {
+  FakeAgent agent(manager_.channel());
+  agent.register_switch(FakeAgent::leaf0(256));
+  AsyncJoin r0(manager_, join_request("bye", 2, 0));
+  AsyncJoin r1(manager_, join_request("bye", 2, 1));
+  auto install = agent.next();
+  ASSERT_TRUE(install && install->has_action());
+  agent.ack(install->action().action_id());
+  ASSERT_TRUE(r0.get().status.ok());
+  ASSERT_TRUE(r1.get().status.ok());
+  for (uint32_t r = 0; r < 2; ++r) {
+    pb::LeaveGroupRequest leave;
+    leave.set_tenant("default");
+    leave.set_group("bye");
+    leave.set_rank(r);
+    pb::LeaveGroupResponse left;
+    auto ctx = deadline();
+    ASSERT_TRUE(manager_.stub()->LeaveGroup(ctx.get(), leave, &left).ok());
+    EXPECT_EQ(left.torn_down(), r == 1);
+  }
+  auto remove = agent.next();
+  ASSERT_TRUE(remove && remove->has_action());
+  EXPECT_EQ(remove->action().kind(), pb::ACTION_KIND_REMOVE_CONTEXT);
+  EXPECT_EQ(remove->action().group_id(), install->action().group_id());
+  EXPECT_EQ(memory().switches(0).granted(), 0u);
+}
+
+TEST_F(JoinTest, AgentFirstMessageMustBeRegister) {
+  FakeAgent agent(manager_.channel());
+  pb::AgentMessage m;
+  m.mutable_heartbeat();
+  agent.send(m);
+  EXPECT_TRUE(agent.ended());
+  const grpc::Status s = agent.close();
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << s.error_message();
+}
+
+TEST_F(JoinTest, InvalidRegistrationNamesTheField) {
+  FakeAgent agent(manager_.channel());
+  pb::Register reg = FakeAgent::leaf0(256);
+  reg.set_inc_ipv4("300.1.1.1");
+  pb::AgentMessage m;
+  *m.mutable_registration() = reg;
+  agent.send(m);
+  EXPECT_TRUE(agent.ended());
+  const grpc::Status s = agent.close();
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("registration.inc_ipv4"), std::string::npos)
+      << s.error_message();
+}
+
+}  // namespace
+}  // namespace epic::manager::service::testing

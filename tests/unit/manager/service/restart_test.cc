@@ -1,0 +1,179 @@
+// inc-manager's state survives a restart (the store under --state-dir), and a switch whose
+// agent goes away keeps its groups; a re-registering agent is re-synchronised.
+#include <fstream>
+
+#include "tests/unit/manager/service/harness.h"
+
+namespace epic::manager::service::testing {
+namespace {
+
+pb::ListGroupsResponse list_groups(const TestManager& m) {
+  pb::ListGroupsResponse out;
+  auto ctx = deadline();
+  EXPECT_TRUE(m.stub()->ListGroups(ctx.get(), {}, &out).ok());
+  return out;
+}
+
+// Installs a 2-rank group "g" and returns the install action the agent received.
+pb::Action install_group(TestManager& m, FakeAgent& agent) {
+  AsyncJoin r0(m, join_request("g", 2, 0));
+  AsyncJoin r1(m, join_request("g", 2, 1));
+  auto install = agent.next();
+  EXPECT_TRUE(install && install->has_action());
+  if (!install || !install->has_action()) return {};
+  agent.ack(install->action().action_id());
+  EXPECT_TRUE(r0.get().status.ok());
+  EXPECT_TRUE(r1.get().status.ok());
+  return install->action();
+}
+
+TEST(RestartTest, RestartedManagerRecoversGroupsAndResyncsTheAgent) {
+  TempDir dir;
+  TestManager m(dir);
+  m.start(test_options(dir.path()));
+  pb::Action installed;
+  {
+    FakeAgent agent(m.channel());
+    agent.register_switch(FakeAgent::leaf0(256));
+    installed = install_group(m, agent);
+  }
+  m.stop();
+
+  m.start(test_options(dir.path()));
+  auto g = list_groups(m);
+  ASSERT_EQ(g.groups_size(), 1);
+  EXPECT_EQ(g.groups(0).group_id(), installed.group_id());
+  EXPECT_EQ(g.groups(0).state(), "installed");
+  EXPECT_EQ(g.groups(0).grants(0).slots(), 32u);
+
+  // The agent serves the group and a stale one (99): keep the first, remove the second, and
+  // re-send nothing for a context that matches.
+  FakeAgent agent(m.channel());
+  pb::Register reg = FakeAgent::leaf0(256);
+  auto* kept = reg.add_installed();
+  kept->set_group_id(installed.group_id());
+  *kept->mutable_context() = installed.context();
+  kept->set_slots_attached(true);
+  auto* stale = reg.add_installed();
+  stale->set_group_id(99);
+  stale->mutable_context()->set_group_id(99);
+  EXPECT_EQ(agent.register_switch(reg), std::vector<uint32_t>{installed.group_id()});
+  EXPECT_FALSE(agent.next(300ms)) << "a matching context is not re-installed";
+}
+
+TEST(RestartTest, AgentWithoutTheContextGetsItReinstalled) {
+  TempDir dir;
+  TestManager m(dir);
+  m.start(test_options(dir.path()));
+  FakeAgent first(m.channel());
+  first.register_switch(FakeAgent::leaf0(256));
+  const pb::Action installed = install_group(m, first);
+  first.close();
+
+  FakeAgent again(m.channel());  // incd restarted: it serves nothing
+  EXPECT_EQ(again.register_switch(FakeAgent::leaf0(256)),
+            std::vector<uint32_t>{installed.group_id()});
+  auto repair = again.next();
+  ASSERT_TRUE(repair && repair->has_action());
+  EXPECT_EQ(repair->action().kind(), pb::ACTION_KIND_INSTALL_CONTEXT);
+  EXPECT_EQ(repair->action().slots(), 32u);
+  EXPECT_EQ(repair->action().context().SerializeAsString(),
+            installed.context().SerializeAsString());
+}
+
+TEST(RestartTest, DisconnectedAgentKeepsItsGroupsDuringTheGracePeriod) {
+  TempDir dir;
+  TestManager m(dir);
+  m.start(test_options());
+  {
+    FakeAgent agent(m.channel());
+    agent.register_switch(FakeAgent::leaf0(256));
+    install_group(m, agent);
+  }
+  std::this_thread::sleep_for(100ms);
+  pb::ListSwitchesResponse sw;
+  auto ctx = deadline();
+  ASSERT_TRUE(m.stub()->ListSwitches(ctx.get(), {}, &sw).ok());
+  ASSERT_EQ(sw.switches_size(), 1);
+  EXPECT_FALSE(sw.switches(0).connected());
+  auto g = list_groups(m);
+  ASSERT_EQ(g.groups_size(), 1);
+  EXPECT_EQ(g.groups(0).state(), "installed");
+}
+
+TEST(RestartTest, SwitchAwayLongerThanTheGraceIsRemovedAndItsGroupsBreak) {
+  TempDir dir;
+  TestManager m(dir);
+  ServiceOptions o = test_options();
+  o.switch_grace = Millis{200};
+  m.start(o);
+  {
+    FakeAgent agent(m.channel());
+    agent.register_switch(FakeAgent::leaf0(256));
+    install_group(m, agent);
+  }
+  std::this_thread::sleep_for(600ms);
+  pb::ListSwitchesResponse sw;
+  auto ctx = deadline();
+  ASSERT_TRUE(m.stub()->ListSwitches(ctx.get(), {}, &sw).ok());
+  EXPECT_EQ(sw.switches_size(), 0);
+  auto g = list_groups(m);
+  ASSERT_EQ(g.groups_size(), 1);
+  EXPECT_EQ(g.groups(0).state(), "broken");
+}
+
+TEST(RestartTest, MissingStateDirIsCreatedAndAGroupSurvivesTheRestart) {
+  TempDir dir;
+  const std::string state = dir.path() + "/not/there/yet";
+  TestManager m(dir);
+  m.start(test_options(state));
+  ASSERT_TRUE(std::filesystem::exists(state + "/manager-store.jsonl"));
+  {
+    FakeAgent agent(m.channel());
+    agent.register_switch(FakeAgent::leaf0(256));
+    install_group(m, agent);
+  }
+  m.stop();
+  m.start(test_options(state));
+  EXPECT_EQ(list_groups(m).groups_size(), 1);
+}
+
+TEST(RestartTest, UnwritableStateDirStopsTheStart) {
+  TempDir dir;
+  const std::string file = dir.path() + "/a-file";
+  { std::ofstream(file) << "x"; }
+  ServerOptions o;
+  o.listen = "unix:" + dir.path() + "/m.sock";
+  o.service = test_options(file + "/state");
+  auto s = ManagerServer::start(std::move(o), quiet_log());
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("--state-dir " + file + "/state: cannot create it"),
+            std::string::npos)
+      << s.error().message;
+}
+
+TEST(RestartTest, DeclaredPartitionOnASwitchNotYetRegisteredAppliesWhenItRegisters) {
+  TempDir dir;
+  TestManager m(dir);
+  ServiceOptions o = test_options();
+  o.declared.tenants.push_back(Tenant{.name = "team-a", .reserved = {{"leaf0", 64}}});
+  m.start(o);  // leaf0 is unknown here: the partition waits for it
+  FakeAgent agent(m.channel());
+  agent.register_switch(FakeAgent::leaf0(256));
+  pb::GetMemoryResponse mem;
+  auto ctx = deadline();
+  ASSERT_TRUE(m.stub()->GetMemory(ctx.get(), {}, &mem).ok());
+  ASSERT_EQ(mem.switches_size(), 1);
+  EXPECT_EQ(mem.switches(0).shared_capacity(), 256u - 64u);
+  bool found = false;
+  for (const auto& t : mem.switches(0).tenants()) {
+    if (t.tenant() == "team-a") {
+      found = true;
+      EXPECT_EQ(t.reserved(), 64u);
+    }
+  }
+  EXPECT_TRUE(found);
+}
+
+}  // namespace
+}  // namespace epic::manager::service::testing

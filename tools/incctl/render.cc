@@ -1,0 +1,170 @@
+#include "tools/incctl/render.h"
+
+#include <algorithm>
+#include <sstream>
+#include <vector>
+
+namespace epic::incctl {
+namespace {
+
+// Columns padded to their widest cell.
+class Table {
+ public:
+  explicit Table(std::vector<std::string> header) { rows_.push_back(std::move(header)); }
+  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  std::string str() const {
+    std::vector<size_t> w;
+    for (const auto& r : rows_) {
+      w.resize(std::max(w.size(), r.size()));
+      for (size_t i = 0; i < r.size(); ++i) w[i] = std::max(w[i], r[i].size());
+    }
+    std::ostringstream out;
+    for (const auto& r : rows_) {
+      std::string line;
+      for (size_t i = 0; i < r.size(); ++i) {
+        line += r[i];
+        if (i + 1 < r.size()) line += std::string(w[i] - r[i].size() + 2, ' ');
+      }
+      out << line << "\n";
+    }
+    return out.str();
+  }
+
+ private:
+  std::vector<std::vector<std::string>> rows_;
+};
+
+std::string n(uint64_t v) { return std::to_string(v); }
+
+std::string endpoint(const pb::Endpoint& e) {
+  char qpn[16];
+  std::snprintf(qpn, sizeof qpn, "0x%06x", e.qpn());
+  return e.ipv4() + "/" + qpn;
+}
+
+}  // namespace
+
+std::string render_switches(const pb::ListSwitchesResponse& r) {
+  Table t({"SWITCH", "INC ADDRESS", "PORTS", "SLOTS", "GRANTED", "GROUPS", "AGENT", "LAST SEEN"});
+  for (const auto& s : r.switches()) {
+    t.add({s.switch_id(), s.inc_ipv4() + " " + s.inc_mac(), n(s.ports_size()), n(s.slot_capacity()),
+           n(s.slots_granted()), n(s.groups()),
+           s.connected() ? "connected " + s.agent_peer() : "away",
+           s.last_seen_age_ms() ? n(s.last_seen_age_ms()) + " ms ago" : "-"});
+  }
+  return t.str();
+}
+
+std::string render_groups(const pb::ListGroupsResponse& r) {
+  Table t(
+      {"ID", "TENANT", "NAME", "STATE", "RANKS", "WINDOW", "PMTU", "ROOT", "SWITCHES", "REASON"});
+  for (const auto& g : r.groups()) {
+    t.add({n(g.group_id()), g.tenant(), g.name(), g.state(), n(g.size()), n(g.window()),
+           n(g.pmtu()), g.tree().root().empty() ? "-" : g.tree().root(), n(g.tree().nodes_size()),
+           g.reason()});
+  }
+  for (const auto& p : r.pending()) {
+    t.add({"-", p.tenant(), p.name(), "rendezvous", n(p.joined_size()) + "/" + n(p.size()), "-",
+           "-", "-", "-", "waiting for ranks"});
+  }
+  return t.str();
+}
+
+std::string render_tree(const pb::GroupInfo& g) {
+  std::ostringstream out;
+  out << "group " << g.group_id() << " (" << g.name() << " of " << g.tenant() << "), " << g.state()
+      << ", " << g.size() << " ranks, window " << g.window() << ", pmtu " << g.pmtu()
+      << ", initial psn " << g.initial_psn() << "\n";
+  if (g.tree().nodes().empty()) {
+    out << "no IncTree yet\n";
+    return out.str();
+  }
+  for (const auto& node : g.tree().nodes()) {
+    const std::string indent(2 * node.level(), ' ');
+    out << indent << node.switch_id();
+    if (node.has_parent()) {
+      out << "  (up " << node.parent().port() << " -> " << node.parent().parent_port().switch_id()
+          << ":" << node.parent().parent_port().port() << ")";
+    } else {
+      out << "  (root)";
+    }
+    out << "\n";
+    for (const auto& c : node.children()) {
+      out << indent << "  " << c.port() << ": ";
+      if (c.is_rank()) {
+        out << "rank " << c.first_rank();
+      } else {
+        out << "switch " << c.child_port().switch_id() << " ranks " << c.first_rank() << ".."
+            << c.first_rank() + c.rank_count() - 1;
+      }
+      out << "  remote " << endpoint(c.remote()) << "  local " << endpoint(c.local()) << "\n";
+    }
+  }
+  return out.str();
+}
+
+std::string render_memory(const pb::GetMemoryResponse& r) {
+  Table t({"SWITCH", "CAPACITY", "GRANTED", "FREE", "SHARED", "SHARED USED"});
+  for (const auto& s : r.switches()) {
+    t.add({s.switch_id(), n(s.capacity()), n(s.granted()), n(s.free()), n(s.shared_capacity()),
+           n(s.shared_used())});
+  }
+  Table u({"TENANT", "SWITCH", "RESERVED", "HELD", "FREE FOR IT"});
+  for (const auto& s : r.switches()) {
+    for (const auto& m : s.tenants()) {
+      u.add({m.tenant(), s.switch_id(), n(m.reserved()), n(m.held()), n(m.free())});
+    }
+  }
+  Table v({"TENANT", "SLOTS HELD", "GROUPS"});
+  for (const auto& x : r.tenants()) v.add({x.tenant(), n(x.held()), n(x.groups())});
+  return t.str() + "\n" + u.str() + "\n" + v.str();
+}
+
+std::string render_tenants(const pb::ListTenantsResponse& r) {
+  Table t({"TENANT", "SLOTS/SWITCH", "SLOTS TOTAL", "GROUPS", "RANKS/GROUP", "RESERVED"});
+  const auto opt = [](bool has, uint64_t v) { return has ? n(v) : std::string("-"); };
+  for (const auto& x : r.tenants()) {
+    const auto& q = x.quota();
+    std::string reserved;
+    for (const auto& [sw, slots] : x.reserved()) {
+      reserved += (reserved.empty() ? "" : ",") + sw + "=" + n(slots);
+    }
+    t.add({x.name(), opt(q.has_max_slots_per_switch(), q.max_slots_per_switch()),
+           opt(q.has_max_slots_total(), q.max_slots_total()),
+           opt(q.has_max_groups(), q.max_groups()),
+           opt(q.has_max_ranks_per_group(), q.max_ranks_per_group()),
+           reserved.empty() ? "-" : reserved});
+  }
+  return t.str();
+}
+
+std::string render_topology(const pb::GetTopologyResponse& r) {
+  Table l({"LINK A", "LINK B"});
+  for (const auto& x : r.links()) {
+    l.add({x.a().switch_id() + ":" + x.a().port(), x.b().switch_id() + ":" + x.b().port()});
+  }
+  Table k({"RANK ADDRESS", "MAC", "BEHIND"});
+  for (const auto& x : r.ranks())
+    k.add({x.ipv4(), x.mac(), x.at().switch_id() + ":" + x.at().port()});
+  pb::ListSwitchesResponse sw;
+  *sw.mutable_switches() = r.switches();
+  return render_switches(sw) + "\n" + l.str() + "\n" + k.str();
+}
+
+std::string render_telemetry(const pb::GetTelemetryResponse& r) {
+  Table t({"SWITCH", "GROUP", "AGGREGATIONS", "RETRANSMISSIONS", "RX FRAMES", "DROPPED",
+           "LAST PROGRESS"});
+  for (const auto& s : r.switches()) {
+    if (s.groups().empty()) {
+      t.add({s.switch_id() + (s.connected() ? "" : " (away)"), "-", "-", "-", "-", "-", "-"});
+    }
+    for (const auto& g : s.groups()) {
+      t.add({s.switch_id() + (s.connected() ? "" : " (away)"), n(g.group_id()),
+             n(g.aggregations_completed()), n(g.retransmissions()), n(g.rx_frames()),
+             n(g.dropped()), n(g.last_progress_age_ms()) + " ms ago"});
+    }
+  }
+  return t.str();
+}
+
+}  // namespace epic::incctl
