@@ -7,16 +7,19 @@
 #     af_packet ports and N (default 8) rank processes in their own namespaces on the soft
 #     transport (user-space RoCEv2 RC endpoint), every primitive at several sizes, each result
 #     verified bit for bit and timed, incd's metrics, then libinc's inc-bench on the same ranks;
-#  2. with --real-ranks auto (default) or yes: real RDMA ranks — three qemu guests whose Linux
+#  2. the control plane (deploy/netns/control_plane.py --demo): inc-manager, a leaf and a spine
+#     incd whose IncAgents register with it, ranks that join their groups through it — two
+#     tenants' groups on two-level IncTrees at once, a third group that finds no INC memory and
+#     falls back to host collectives — with incctl's view (groups, tree, memory) while they run;
+#  3. with --real-ranks auto (default) or yes: real RDMA ranks — three qemu guests whose Linux
 #     rdma_rxe (Soft-RoCE) NICs run inc-rank on libinc's verbs transport through incd
 #     (deploy/lab/incd_rxe.sh, lossless; about a minute). auto skips it, saying why, when the
 #     machine cannot run the guests (/dev/net/tun, qemu); yes makes that an error.
-# Every step says which transport it used. Removes everything it created. Needs root. The
-# manager (trees and memory grants over gRPC) is not wired in yet: groups are static in incd's
-# configuration. Exit status: 0 when every collective was verified.
+# Every step says which transport it used. Removes everything it created. Needs root.
+# Exit status: 0 when every collective was verified.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; }
 REAL=auto
 PASS=()
 while [ $# -gt 0 ]; do
@@ -35,7 +38,7 @@ case "$REAL" in auto|yes|no) ;; *) echo "demo.sh: --real-ranks must be auto, yes
 "$ROOT/deploy/install.sh"
 BUILD=$ROOT/build/release
 [ -f "$BUILD/build.ninja" ] || cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release
-cmake --build "$BUILD" -j"$(nproc)" --target incd inc-rank inc-bench inc-wire
+cmake --build "$BUILD" -j"$(nproc)" --target incd inc-rank inc-bench inc-wire inc-manager incctl
 
 echo
 for f in "$ROOT"/tests/fixtures/rxe/rxe_rc_ipv4.pcap; do
@@ -44,6 +47,9 @@ for f in "$ROOT"/tests/fixtures/rxe/rxe_rc_ipv4.pcap; do
 done
 echo
 /usr/bin/python3 "$ROOT/deploy/netns/incd_demo.py" "$BUILD" ${PASS[@]+"${PASS[@]}"}
+echo
+echo "== the control plane: inc-manager, leaf and spine incd with IncAgents, ranks joining through the manager (soft transport)"
+/usr/bin/python3 "$ROOT/deploy/netns/control_plane.py" "$BUILD" --demo
 
 [ "$REAL" = no ] && { echo; echo "== real RDMA ranks: skipped (--real-ranks no)"; exit 0; }
 why=""
