@@ -155,6 +155,12 @@ std::string GroupTable::install(const inc::v1::IncdConfig::Group& context, uint3
     return name + ": pmtu " + std::to_string(g->pmtu) + " exceeds this switch's max_pmtu " +
            std::to_string(limits_.max_pmtu);
   }
+  if (slots == 0) {
+    // Installed detached (a reclaimed group the manager restores after this switch lost it):
+    // its context and endpoints are reserved, nothing enters the datapath until an attach.
+    entries_.push_back({*g, 0, false});
+    return "";
+  }
   if (std::string err = check_grant(*g, slots); !err.empty()) return err;
   std::vector<GroupEntry> next = entries_;
   next.push_back({*g, slots, false});

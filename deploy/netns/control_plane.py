@@ -167,6 +167,22 @@ class Bench:
         return ok, modes, cases, res
 
 
+def table(label, res):
+    """Rank 0's verified cases as a table (what the demo shows of each group)."""
+    print(f"== {label}: rank 0's inc-bench cases (every rank verified every result)")
+    print(f"   {'primitive':<10} {'dtype':<5} {'bytes':>7} {'mode':<4} {'p50 us':>9} {'p99 us':>9}")
+    for line in res[0][2].splitlines():
+        if not line.startswith("{"):
+            continue
+        try:
+            j = json.loads(line)
+        except ValueError:
+            continue
+        if j.get("rank") == 0 and j.get("p50_us") is not None:
+            print(f"   {j['primitive']:<10} {j['dtype']:<5} {j['bytes']:>7} {j['mode']:<4} "
+                  f"{j['p50_us']:>9.1f} {j['p99_us']:>9.1f}")
+
+
 def dump(res):
     for r, rc, text in res:
         print(f"--- rank namespace {r.index} rc={rc}:\n{text[-2500:]}")
@@ -233,6 +249,11 @@ def concurrent_and_fallback(lab, mgr, leaf, spine, demo):
     agg = {n: lab.metric(t, "incd_group_aggregations_completed_total") or 0 for n, t in m.items()}
     a_ok, a_modes, a_cases, a_res = a.finish()
     b_ok, b_modes, b_cases, b_res = b.finish()
+    if demo:
+        print(f"== (A, B and C ran at once: {len(lab.ranks)} ranks and two incd on "
+              f"{os.cpu_count()} cores — the latencies include that contention)")
+        table("group A (team-a, INC through leaf and spine)", a_res)
+        table("group C (team-a, no INC memory left: host collectives)", c_res)
     ok &= case("concurrent_tenants", a_ok and b_ok and a_modes == {"inc"} and b_modes == {"inc"}
                and two_level and mem.get("leaf") == LEAF_SLOTS and up > 0
                and min(agg.values()) > 0,

@@ -144,6 +144,8 @@ void Controller::resync(const SwitchId& id, const pb::Register& reg) {
                           .context = kind == ActionKind::kInstallContext ? ctx : std::nullopt,
                           .slots = slots};
     };
+    // The agent refuses to replace a context: one that differs from ours goes first.
+    if (mine && !same) actions.emplace_back(action(ActionKind::kRemoveContext, 0), true);
     if (g.state == GroupState::kInstalling && pending) {
       // The core waits for this switch: its answer completes the operation.
       const bool attach = g.pending_op == PendingOp::kAttach && same;

@@ -159,6 +159,18 @@ TEST(GroupTable, InstallingADetachedGroupsContextAgainAttachesIt) {
   EXPECT_EQ(r.sink.last_ids(), (std::vector<uint32_t>{1, 7}));
 }
 
+TEST(GroupTable, InstallingWithZeroSlotsReservesTheContextDetached) {
+  Rig r(64);
+  ASSERT_EQ(r.table.install(group(7, 200), 0), "");
+  EXPECT_TRUE(r.sink.sets().empty()) << "nothing enters the datapath";
+  EXPECT_EQ(r.table.find(7)->slots, 0u);
+  EXPECT_EQ(r.table.slots_in_use(), 32u);             // the static group's only
+  EXPECT_NE(r.table.install(group(8, 200), 32), "");  // its endpoints are reserved
+  EXPECT_EQ(r.table.install(group(7, 200), 0), "");   // again: nothing to do
+  EXPECT_EQ(r.table.attach(7, 32), "");
+  EXPECT_EQ(r.sink.last_ids(), (std::vector<uint32_t>{1, 7}));
+}
+
 TEST(GroupTable, ARefusalOfTheDatapathLeavesTheTableAsItWas) {
   Rig r;
   ASSERT_EQ(r.table.install(group(7, 200), 32), "");

@@ -175,5 +175,33 @@ TEST(RestartTest, DeclaredPartitionOnASwitchNotYetRegisteredAppliesWhenItRegiste
   EXPECT_TRUE(found);
 }
 
+TEST(RestartTest, AgentWithADifferentContextUnderTheIdGetsItRemovedThenReinstalled) {
+  TempDir dir;
+  TestManager m(dir);
+  m.start(test_options(dir.path()));
+  FakeAgent first(m.channel());
+  first.register_switch(FakeAgent::leaf0(256));
+  const pb::Action installed = install_group(m, first);
+  first.close();
+
+  FakeAgent again(m.channel());
+  pb::Register reg = FakeAgent::leaf0(256);
+  auto* other = reg.add_installed();
+  other->set_group_id(installed.group_id());
+  *other->mutable_context() = installed.context();
+  other->mutable_context()->set_window(installed.context().window() * 2);
+  other->mutable_context()->set_slots(installed.context().slots() * 2);
+  other->set_slots_attached(true);
+  EXPECT_EQ(again.register_switch(reg), std::vector<uint32_t>{installed.group_id()});
+  auto remove = again.next();
+  ASSERT_TRUE(remove && remove->has_action());
+  EXPECT_EQ(remove->action().kind(), pb::ACTION_KIND_REMOVE_CONTEXT);
+  auto install = again.next();
+  ASSERT_TRUE(install && install->has_action());
+  EXPECT_EQ(install->action().kind(), pb::ACTION_KIND_INSTALL_CONTEXT);
+  EXPECT_EQ(install->action().context().SerializeAsString(),
+            installed.context().SerializeAsString());
+}
+
 }  // namespace
 }  // namespace epic::manager::service::testing
