@@ -67,12 +67,13 @@ fi
 echo
 echo "== real RDMA ranks: transport verbs (libibverbs on Linux rdma_rxe in 3 qemu guests) through incd"
 OUT=$(mktemp -d /tmp/epic-demo-rxe.XXXXXX)
+LOG=$OUT.log  # beside the run directory: incd_rxe.sh wants an empty (or its own) directory
 set +e
 "$ROOT/deploy/lab/incd_rxe.sh" --incd "$BUILD/daemon/incd" --inc-rank "$BUILD/tools/inc-rank/inc-rank" \
-  --loss 0 -o "$OUT" >"$OUT/incd_rxe.log" 2>&1
+  --loss 0 -o "$OUT" >"$LOG" 2>&1
 rc=$?
 set -e
-grep -E '^(incd_rxe:|PHASE|pcap|INCD_RXE)' "$OUT/incd_rxe.log" | sed 's/^/   /'
-[ "$rc" = 0 ] || { echo "demo.sh: the real-ranks lab failed (exit $rc); last lines of $OUT/incd_rxe.log:" >&2; tail -n 20 "$OUT/incd_rxe.log" >&2; }
-echo "   artefacts (pcaps, incd log and metrics, the ranks' JSON lines): $OUT"
+grep -E '^(incd_rxe:|PHASE|pcap|INCD_RXE)' "$LOG" | sed 's/^/   /'
+[ "$rc" = 0 ] || { echo "demo.sh: the real-ranks lab failed (exit $rc); last lines of $LOG:" >&2; tail -n 20 "$LOG" >&2; }
+echo "   artefacts (pcaps, incd log and metrics, the ranks' JSON lines): $OUT (log: $LOG)"
 exit "$rc"
