@@ -10,7 +10,8 @@
 #  2. the control plane (deploy/netns/control_plane.py --demo): inc-manager, a leaf and a spine
 #     incd whose IncAgents register with it, ranks that join their groups through it — two
 #     tenants' groups on two-level IncTrees at once, a third group that finds no INC memory and
-#     falls back to host collectives — with incctl's view (groups, tree, memory) while they run;
+#     falls back to host collectives, a fourth that waits in the manager's queue for memory —
+#     with incctl's view (groups, tree, memory) while they run;
 #  3. with --real-ranks auto (default) or yes: real RDMA ranks — three qemu guests whose Linux
 #     rdma_rxe (Soft-RoCE) NICs run inc-rank on libinc's verbs transport through incd
 #     (deploy/lab/incd_rxe.sh, lossless; about a minute). auto skips it, saying why, when the

@@ -17,6 +17,9 @@ Scenarios (each prints "CASE name PASS|FAIL ..."):
   exhaustion_fallback  group C (team-a: ranks 8,9,10) while A and B hold the leaf's memory: the
                        manager answers "no INC memory", the ranks run host collectives (a ring
                        through incd's L2 switching) and still verify every result
+  temporal_mux_queue   group F (team-b: ranks 8,9,10) asks to wait up to 120 s for INC memory:
+                       it is queued while A and B hold the leaf, admitted when one leaves, and
+                       runs on INC
   teardown             when their ranks have left, A and B are gone and every slot is free
   manager_restart      group D runs; inc-manager is killed (SIGKILL) mid-job and restarted on
                        the same state directory: D's collectives are unaffected, D is recovered,
@@ -24,7 +27,7 @@ Scenarios (each prints "CASE name PASS|FAIL ..."):
   bad_input            duplicate rank, rank behind no known switch, impossible MTU, group larger
                        than the tenant's quota: each refused with its gRPC status and message;
                        nothing is left pending, granted or installed
---demo runs the first three (what the README's demo shows) and prints incctl's tables.
+--demo runs the first four (what the README's demo shows) and prints incctl's tables.
 Prints "CONTROL_PLANE PASS|FAIL". Removes everything it created; needs root.
 """
 import json
@@ -71,7 +74,8 @@ class Manager:
         self.proc = subprocess.Popen(
             [self.bin, "--listen", self.address, "--state-dir", self.state,
              "--topology", self.topology, "--tenants", self.tenants,
-             "--rendezvous-timeout-ms", "15000", "--heartbeat-timeout-ms", "5000"],
+             "--rendezvous-timeout-ms", "15000", "--heartbeat-timeout-ms", "5000",
+             "--max-queue-wait-ms", "150000"],
             stdout=log, stderr=subprocess.STDOUT)
         self.lab.procs.append(self.proc)
         deadline = time.time() + timeout
@@ -241,6 +245,20 @@ def concurrent_and_fallback(lab, mgr, leaf, spine, demo):
     c_ok, c_modes, c_cases, c_res = c.finish()
     c_listed = group_named(mgr, "C") is not None
     still = installed(mgr, "A", "B") is not None
+    # Temporal Mux: group F (same ranks as C) is willing to wait for INC memory; it queues
+    # until A or B leaves, then runs on INC.
+    wait = {"INC_QUEUE_TIMEOUT_MS": "120000", "INC_JOIN_TIMEOUT_MS": "180000"}
+    f = Bench(lab, mgr, "F", "team-b", [R[8], R[9], R[10]], 0x280, SHORT,
+              {k: wait for k in range(3)})
+    try:
+        mgr.wait_for("group F queued", lambda: (group_named(mgr, "F") or {}).get("state") ==
+                     "queued", 30)
+        f_queued = installed(mgr, "A", "B") is not None  # queued while both held the leaf
+        print("== group F waits for INC memory (Temporal Mux queue):")
+        mgr.show("groups")
+    except RuntimeError as e:
+        print(e)
+        f_queued = False
     # The groups' counters exist while they are installed: both switches aggregated, and the
     # non-root one sent its partials up the tree.
     m = {s.name: lab.metrics(s) for s in (leaf, spine)}
@@ -263,6 +281,12 @@ def concurrent_and_fallback(lab, mgr, leaf, spine, demo):
                f"spine={agg['spine']:.0f}")
     if not (a_ok and b_ok):
         dump(a_res + b_res)
+    f_ok, f_modes, f_cases, f_res = f.finish()
+    ok &= case("temporal_mux_queue", f_queued and f_ok and f_modes == {"inc"},
+               f"F_queued_while_A_B_held_the_leaf={f_queued} F={f_ok}/{sorted(f_modes)} "
+               f"cases={f_cases}")
+    if not f_ok:
+        dump(f_res)
     fallback_said = all("using host collectives" in text for _, _, text in c_res)
     ok &= case("exhaustion_fallback", c_ok and c_modes == {"host"} and fallback_said and
                not c_listed and still,
