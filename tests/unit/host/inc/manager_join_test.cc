@@ -9,6 +9,7 @@
 
 #include "host/inc/communicator.h"
 #include "tests/unit/manager/service/harness.h"
+#include "tests/unit/tls_pki.h"
 
 namespace epic::inc {
 namespace {
@@ -194,6 +195,55 @@ TEST_F(ManagerJoinTest, CommunicatorFallsBackToHostCollectivesOverTheSoftRing) {
   if (e0.find("Operation not permitted") != std::string::npos) GTEST_SKIP() << e0;
   EXPECT_EQ(e0, "");
   EXPECT_EQ(e1, "");
+}
+
+// A rank joins a manager that serves mutual TLS only (a unix socket: gRPC checks the
+// certificate against "localhost"), with INC_MANAGER_CA/CERT/KEY; without its certificate the
+// join cannot reach the manager.
+TEST(ManagerJoinTlsTest, RankJoinsAMutualTlsManager) {
+  if (!epic::testing::have_openssl()) GTEST_SKIP() << "openssl is not installed";
+  mt::TempDir dir;
+  const std::string d = dir.path();
+  ASSERT_TRUE(epic::testing::make_test_pki(d)) << "openssl could not make the test certificates";
+  manager::service::ServerOptions o;
+  o.listen = "unix:" + d + "/tls.sock";
+  o.tls = {d + "/server.pem", d + "/server.key", d + "/ca.pem"};
+  o.service = mt::test_options();
+  auto server = manager::service::ManagerServer::start(o, mt::quiet_log());
+  ASSERT_TRUE(server.ok()) << server.error().to_string();
+  grpc::SslCredentialsOptions creds{epic::testing::slurp(d + "/ca.pem"),
+                                    epic::testing::slurp(d + "/client.key"),
+                                    epic::testing::slurp(d + "/client.pem")};
+  mt::FakeAgent agent(grpc::CreateChannel(o.listen, grpc::SslCredentials(creds)));
+  agent.register_switch(mt::FakeAgent::leaf0(256));
+
+  ManagerOptions m;
+  m.address = o.listen;
+  m.group = "tls";
+  m.join_timeout = 5s;
+  m.ca_file = d + "/ca.pem";
+  m.cert_file = d + "/client.pem";
+  m.key_file = d + "/client.key";
+  auto joined = std::async(std::launch::async, [m] {
+    return ManagerJoin(m).join(0, 1, rank_endpoint(0), std::nullopt);
+  });
+  auto install = agent.next();
+  ASSERT_TRUE(install && install->has_action());
+  agent.ack(install->action().action_id());
+  const auto a = joined.get();
+  ASSERT_TRUE(a.ok()) << a.error;
+  EXPECT_EQ(a.value.switch_id, "leaf0");
+
+  ManagerOptions no_cert = m;
+  no_cert.group = "tls2";
+  no_cert.cert_file.clear();
+  no_cert.key_file.clear();
+  no_cert.join_timeout = 1s;
+  const auto refused = ManagerJoin(no_cert).join(0, 1, rank_endpoint(1), std::nullopt);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error.find("failed: "), std::string::npos) << refused.error;
+  agent.close();
+  server.value()->stop();
 }
 
 }  // namespace

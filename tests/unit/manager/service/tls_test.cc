@@ -1,45 +1,26 @@
-// TLS: with --tls-cert/--tls-key/--tls-ca the manager serves mutual TLS only. The test CA and
-// certificates are made by the openssl command at test time.
-#include <fstream>
-#include <sstream>
+// TLS: with --tls-cert/--tls-key/--tls-ca the manager serves mutual TLS only — to raw stubs,
+// to incctl and to a real IncAgent (incd's client). The test CA and certificates are made by
+// the openssl command at test time (tests/unit/tls_pki.h).
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <thread>
 
+#include "agent/client/inc_agent.h"
+#include "tests/unit/agent/agent_test_util.h"
 #include "tests/unit/manager/service/harness.h"
+#include "tests/unit/tls_pki.h"
 
 namespace epic::manager::service::testing {
 namespace {
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-bool sh(const std::string& command) {
-  return std::system((command + " >/dev/null 2>&1").c_str()) == 0;
-}
-
-// ca.pem, server.{pem,key} for 127.0.0.1, client.{pem,key}; false if openssl failed.
-bool make_pki(const std::string& d) {
-  const std::string ec = " -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
-  std::ofstream(d + "/san.ext") << "subjectAltName=IP:127.0.0.1,DNS:localhost\n";
-  return sh("openssl req -x509" + ec + " -keyout " + d + "/ca.key -out " + d +
-            "/ca.pem -days 1 -subj /CN=epic-test-ca") &&
-         sh("openssl req" + ec + " -keyout " + d + "/server.key -out " + d +
-            "/server.csr -subj /CN=inc-manager") &&
-         sh("openssl x509 -req -in " + d + "/server.csr -CA " + d + "/ca.pem -CAkey " + d +
-            "/ca.key -CAcreateserial -days 1 -extfile " + d + "/san.ext -out " + d +
-            "/server.pem") &&
-         sh("openssl req" + ec + " -keyout " + d + "/client.key -out " + d +
-            "/client.csr -subj /CN=leaf0-agent") &&
-         sh("openssl x509 -req -in " + d + "/client.csr -CA " + d + "/ca.pem -CAkey " + d +
-            "/ca.key -CAcreateserial -days 1 -out " + d + "/client.pem");
-}
+using epic::testing::have_openssl;
+using epic::testing::make_test_pki;
+using epic::testing::slurp;
 
 TEST(TlsTest, MutualTlsAcceptsCertifiedClientsOnlyAndPlaintextRemoteIsRefused) {
-  if (!sh("command -v openssl")) GTEST_SKIP() << "openssl is not installed: cannot make a test CA";
+  if (!have_openssl()) GTEST_SKIP() << "openssl is not installed: cannot make a test CA";
   TempDir dir;
-  ASSERT_TRUE(make_pki(dir.path())) << "openssl could not make the test certificates";
+  ASSERT_TRUE(make_test_pki(dir.path())) << "openssl could not make the test certificates";
   ServerOptions o;
   o.listen = "127.0.0.1:0";
   o.tls = {dir.path() + "/server.pem", dir.path() + "/server.key", dir.path() + "/ca.pem"};
@@ -74,6 +55,77 @@ TEST(TlsTest, MutualTlsAcceptsCertifiedClientsOnlyAndPlaintextRemoteIsRefused) {
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().code, ErrorCode::kInvalidArgument);
   EXPECT_NE(refused.error().message.find("--tls-cert"), std::string::npos);
+}
+
+// incctl and a real IncAgent reach a mutual-TLS manager with the CA and a client certificate;
+// without the certificate incctl cannot reach it.
+TEST(TlsTest, IncctlAndARealIncAgentUseMutualTls) {
+  if (!have_openssl()) GTEST_SKIP() << "openssl is not installed: cannot make a test CA";
+  TempDir dir;
+  ASSERT_TRUE(make_test_pki(dir.path())) << "openssl could not make the test certificates";
+  const std::string d = dir.path();
+  ServerOptions o;
+  o.listen = "127.0.0.1:0";
+  o.tls = {d + "/server.pem", d + "/server.key", d + "/ca.pem"};
+  o.service = test_options();
+  auto server = ManagerServer::start(o, quiet_log());
+  ASSERT_TRUE(server.ok()) << server.error().to_string();
+  const std::string target = "127.0.0.1:" + std::to_string(server.value()->port());
+  const std::string tls =
+      " --tls-ca " + d + "/ca.pem --tls-cert " + d + "/client.pem --tls-key " + d + "/client.key ";
+  const std::string incctl = std::string(INCCTL_PATH) + " --manager " + target;
+  EXPECT_TRUE(epic::testing::run_quiet(incctl + tls + "switches"));
+  EXPECT_EQ(
+      std::system((incctl + " --timeout-ms 2000 --tls-ca " + d + "/ca.pem switches >/dev/null 2>&1")
+                      .c_str()),
+      2 << 8)
+      << "no client certificate: exit 2 (cannot reach)";
+
+  boost::asio::io_context io;
+  auto work = boost::asio::make_work_guard(io);
+  agent::test::FakeSink sink;
+  agent::GroupTable table{agent::test::test_switch(), agent::SwitchLimits{}, {}, sink};
+  agent::ActionApplier applier{table};
+  struct NoTelemetry : agent::TelemetrySource {
+    std::vector<agent::GroupReport> groups() const override { return {}; }
+    std::vector<agent::HostReport> hosts() const override { return {}; }
+  } telemetry;
+  agent::AgentOptions ao;
+  ao.address = target;
+  ao.tls = {.enabled = true,
+            .root_ca_file = d + "/ca.pem",
+            .cert_file = d + "/client.pem",
+            .key_file = d + "/client.key",
+            .server_name = ""};
+  agent::SwitchIdentity id;
+  id.switch_id = "leaf0";
+  id.inc = {*wire::parse_ipv4("10.77.0.254"), *wire::parse_mac("02:ec:00:00:00:fe")};
+  id.ports = agent::test::test_switch().ports;
+  auto agent = std::make_unique<agent::IncAgent>(io, ao, id, applier, telemetry, nullptr);
+  ASSERT_EQ(agent->start(), "");
+  std::thread io_thread([&] { io.run(); });
+
+  grpc::SslCredentialsOptions with_cert{slurp(d + "/ca.pem"), slurp(d + "/client.key"),
+                                        slurp(d + "/client.pem")};
+  auto stub = pb::IncManager::NewStub(grpc::CreateChannel(target, grpc::SslCredentials(with_cert)));
+  bool connected = false;
+  for (int i = 0; i < 100 && !connected; ++i) {
+    pb::ListSwitchesResponse out;
+    auto ctx = deadline(2s);
+    if (stub->ListSwitches(ctx.get(), {}, &out).ok() && out.switches_size() == 1) {
+      connected = out.switches(0).connected() && out.switches(0).switch_id() == "leaf0";
+    }
+    if (!connected) std::this_thread::sleep_for(50ms);
+  }
+  EXPECT_TRUE(connected) << "the agent did not register over mutual TLS";
+  EXPECT_EQ(agent->counters().registrations.load(), 1u);
+
+  work.reset();
+  io.stop();
+  io_thread.join();
+  agent->stop();  // the io_context is not running: allowed from this thread
+  agent.reset();
+  server.value()->stop();
 }
 
 }  // namespace
