@@ -37,6 +37,9 @@ Status Controller::start(Millis now) {
       return make_error(ErrorCode::kInternal, "--state-dir " + options_.state_dir +
                                                   ": cannot create it: " + ec.message());
     }
+    auto lock = StateDirLock::acquire(options_.state_dir);
+    if (!lock.ok()) return lock.error();
+    state_lock_ = std::move(lock.value());
     auto loaded = load_store(store_path(), options_.policy, now);
     if (loaded.ok()) {
       core_ = std::move(loaded.value().manager);

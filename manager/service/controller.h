@@ -29,6 +29,7 @@
 #include "manager/core/rendezvous.h"
 #include "manager/service/agent_channel.h"
 #include "manager/service/options.h"
+#include "manager/service/state_lock.h"
 #include "proto/inc/v1/agent.pb.h"
 #include "proto/inc/v1/manager.pb.h"
 
@@ -146,6 +147,7 @@ class Controller {
   std::map<uint32_t, std::set<uint32_t>> left_{};  // ranks that called LeaveGroup
   std::set<Link> declared_links_{};
   std::vector<RankAttachment> declared_ranks_{};
+  std::unique_ptr<StateDirLock> state_lock_{};  // held while running with a --state-dir
   // Declared partitions on switches not registered yet (tenant -> switch -> slots), applied
   // when the switch registers (and again after it was removed and comes back).
   std::map<std::string, std::map<SwitchId, uint32_t>> declared_reservations_{};

@@ -203,5 +203,22 @@ TEST(RestartTest, AgentWithADifferentContextUnderTheIdGetsItRemovedThenReinstall
             installed.context().SerializeAsString());
 }
 
+TEST(RestartTest, ASecondManagerOnTheSameStateDirIsRefused) {
+  TempDir dir;
+  TestManager first(dir);
+  first.start(test_options(dir.path()));
+  ServerOptions o;
+  o.listen = "unix:" + dir.path() + "/second.sock";
+  o.service = test_options(dir.path());
+  auto second = ManagerServer::start(std::move(o), quiet_log());
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.error().code, ErrorCode::kFailedPrecondition);
+  EXPECT_NE(second.error().message.find("is in use by another inc-manager"), std::string::npos)
+      << second.error().message;
+  first.stop();  // the lock goes with the first manager
+  TestManager again(dir);
+  again.start(test_options(dir.path()));
+}
+
 }  // namespace
 }  // namespace epic::manager::service::testing

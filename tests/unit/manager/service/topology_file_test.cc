@@ -55,5 +55,14 @@ TEST(TopologyFileTest, ErrorsNameTheFileAndTheEntry) {
   }
 }
 
+TEST(TopologyFileTest, TheCheckedInExampleLoads) {
+  auto d = load_declarations(std::string(EPIC_SOURCE_DIR) + "/deploy/examples/fabric.yaml");
+  ASSERT_TRUE(d.ok()) << d.error().to_string();
+  EXPECT_EQ(d.value().links.size(), 2u);
+  EXPECT_EQ(d.value().ranks.size(), 4u);
+  ASSERT_EQ(d.value().tenants.size(), 2u);
+  EXPECT_EQ(d.value().tenants[0].reserved.at("spine0"), 1024u);
+}
+
 }  // namespace
 }  // namespace epic::manager::service
