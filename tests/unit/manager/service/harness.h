@@ -245,4 +245,19 @@ class AsyncJoin {
   std::thread thread_;
 };
 
+// Two ranks join group `name` (tenant "default"), the agent acknowledges the install, both
+// joins succeed; returns the install action the agent received (empty after a failure).
+inline pb::Action install_group(const TestManager& m, FakeAgent& agent,
+                                const std::string& name = "g") {
+  AsyncJoin r0(m, join_request(name, 2, 0));
+  AsyncJoin r1(m, join_request(name, 2, 1));
+  auto install = agent.next();
+  EXPECT_TRUE(install && install->has_action());
+  if (!install || !install->has_action()) return {};
+  agent.ack(install->action().action_id());
+  EXPECT_TRUE(r0.get().status.ok());
+  EXPECT_TRUE(r1.get().status.ok());
+  return install->action();
+}
+
 }  // namespace epic::manager::service::testing

@@ -32,12 +32,8 @@ TEST(IncctlTest, ShowsSwitchesGroupsTreeAndMemory) {
   m.start(test_options());
   FakeAgent agent(m.channel());
   agent.register_switch(FakeAgent::leaf0(256));
-  AsyncJoin r0(m, join_request("job", 2, 0));
-  AsyncJoin r1(m, join_request("job", 2, 1));
-  auto install = agent.next();
-  ASSERT_TRUE(install && install->has_action());
-  agent.ack(install->action().action_id());
-  ASSERT_TRUE(r0.get().status.ok());
+  const pb::Action install = install_group(m, agent, "job");
+  ASSERT_TRUE(install.has_context());
   const std::string mgr = "--manager " + m.address() + " ";
 
   CliRun sw = incctl(mgr + "switches");
@@ -49,7 +45,7 @@ TEST(IncctlTest, ShowsSwitchesGroupsTreeAndMemory) {
   EXPECT_EQ(g.rc, 0) << g.out;
   EXPECT_NE(g.out.find("installed"), std::string::npos) << g.out;
 
-  const std::string id = std::to_string(install->action().group_id());
+  const std::string id = std::to_string(install.group_id());
   CliRun t = incctl(mgr + "tree " + id);
   EXPECT_EQ(t.rc, 0) << t.out;
   EXPECT_NE(t.out.find("r1: rank 1"), std::string::npos) << t.out;

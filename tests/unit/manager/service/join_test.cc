@@ -237,13 +237,8 @@ TEST_F(JoinTest, SecondEndpointForAJoinedRankIsAlreadyExistsAndLeaveCancels) {
 TEST_F(JoinTest, LastRankLeavingTearsTheGroupDownOnTheSwitch) {
   FakeAgent agent(manager_.channel());
   agent.register_switch(FakeAgent::leaf0(256));
-  AsyncJoin r0(manager_, join_request("bye", 2, 0));
-  AsyncJoin r1(manager_, join_request("bye", 2, 1));
-  auto install = agent.next();
-  ASSERT_TRUE(install && install->has_action());
-  agent.ack(install->action().action_id());
-  ASSERT_TRUE(r0.get().status.ok());
-  ASSERT_TRUE(r1.get().status.ok());
+  const pb::Action install = install_group(manager_, agent, "bye");
+  ASSERT_TRUE(install.has_context());
   for (uint32_t r = 0; r < 2; ++r) {
     pb::LeaveGroupRequest leave;
     leave.set_tenant("default");
@@ -257,7 +252,7 @@ TEST_F(JoinTest, LastRankLeavingTearsTheGroupDownOnTheSwitch) {
   auto remove = agent.next();
   ASSERT_TRUE(remove && remove->has_action());
   EXPECT_EQ(remove->action().kind(), pb::ACTION_KIND_REMOVE_CONTEXT);
-  EXPECT_EQ(remove->action().group_id(), install->action().group_id());
+  EXPECT_EQ(remove->action().group_id(), install.group_id());
   EXPECT_EQ(memory().switches(0).granted(), 0u);
 }
 

@@ -14,19 +14,6 @@ pb::ListGroupsResponse list_groups(const TestManager& m) {
   return out;
 }
 
-// Installs a 2-rank group "g" and returns the install action the agent received.
-pb::Action install_group(TestManager& m, FakeAgent& agent) {
-  AsyncJoin r0(m, join_request("g", 2, 0));
-  AsyncJoin r1(m, join_request("g", 2, 1));
-  auto install = agent.next();
-  EXPECT_TRUE(install && install->has_action());
-  if (!install || !install->has_action()) return {};
-  agent.ack(install->action().action_id());
-  EXPECT_TRUE(r0.get().status.ok());
-  EXPECT_TRUE(r1.get().status.ok());
-  return install->action();
-}
-
 TEST(RestartTest, RestartedManagerRecoversGroupsAndResyncsTheAgent) {
   TempDir dir;
   TestManager m(dir);
