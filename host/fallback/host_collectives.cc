@@ -107,7 +107,22 @@ Status HostCollectives::connect(uint16_t rank, const std::vector<RingMember>& me
 
 Status HostCollectives::fail(Code code, const std::string& why) {
   broken_ = {code, why};
+  abandon();
   return broken_;
+}
+
+void HostCollectives::abandon() {
+  // Receives posted one step ahead point into the caller's buffers (AllGather's and
+  // Broadcast's results) or acc_; unacknowledged sends read the caller's input. Both QPs go
+  // to the error state before those buffers return to the caller: no later frame is placed.
+  if (!connected_ || size() <= 1) return;
+  links_->to_right().flush();
+  links_->from_left().flush();
+  while (links_->to_right().poll_cq()) {
+  }
+  while (links_->from_left().poll_cq()) {
+  }
+  expected_.clear();
 }
 
 Status HostCollectives::check_ready(DType t, ReduceOp op, size_t count, const void* send,
@@ -226,7 +241,16 @@ Status HostCollectives::wait_step(uint64_t recv_goal) {
 }
 
 void HostCollectives::linger(std::chrono::milliseconds d) {
-  if (connected_ && size() > 1) links_->run_until([] { return false; }, d);
+  // After a failure the QPs are flushed: nothing left to acknowledge. After a success every
+  // posted receive has completed, so lingering only re-ACKs duplicates and never places
+  // data; should one still be posted, it is withdrawn rather than left pointing at memory
+  // the caller owns again.
+  if (!broken_.ok() || !connected_ || size() <= 1) return;
+  if (!expected_.empty()) {
+    fail(Code::kBroken, describe() + ": receives still posted after the last collective");
+    return;
+  }
+  links_->run_until([] { return false; }, d);
 }
 
 std::string HostCollectives::describe() const {

@@ -31,7 +31,8 @@
 // carries an immediate naming its collective and step, so a neighbour running
 // another collective is reported, never reduced into a wrong result. A
 // timeout or transport failure breaks the object: later calls fail with the
-// same report (describe()).
+// same report (describe()), and both QPs are flushed before the failed call
+// returns, so no frame is placed into (or read from) its buffers afterwards.
 //
 // Thread-safety: none; one thread owns an object and calls it blocking.
 #pragma once
@@ -133,6 +134,8 @@ class HostCollectives {
 
   // Keeps answering the neighbours (ACKs of retransmitted requests) for `d`,
   // e.g. before the process exits, as a NIC would after the last completion.
+  // Never places data: no receive is posted between collectives, and after a
+  // failure (broken) it does nothing.
   void linger(std::chrono::milliseconds d);
 
   // One line: rank, the step in progress, what is awaited from which neighbour, both QPs.
@@ -154,7 +157,11 @@ class HostCollectives {
 
   explicit HostCollectives(const RingOptions& options, std::unique_ptr<RingLinks> links);
   Status check_ready(DType t, ReduceOp op, size_t count, const void* send, const void* recv);
+  // Breaks the object with `why` and abandon()s the work in flight.
   Status fail(Code code, const std::string& why);
+  // Flushes both QPs (Endpoint::flush): no posted work request refers to a
+  // caller's buffer when a failed call returns.
+  void abandon();
 
   Status allreduce_piece(const uint8_t* send, uint8_t* recv, size_t n, DType t, ReduceOp op);
   Status ring_reduce_scatter(const std::vector<ChunkIn>& in, uint8_t* out, DType t, ReduceOp op);

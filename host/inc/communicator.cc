@@ -64,6 +64,10 @@ Status Communicator::invalid(const std::string& why) {
 void Communicator::break_with(Code code, const std::string& why) {
   if (!broken_.ok()) return;
   broken_ = {code, why};
+  // The runner's receives point into the callers' result buffers and its unacknowledged
+  // sends read their inputs (and ops_' staging, freed below): withdraw them all before any
+  // request reports its failure and its buffers go back to the caller.
+  if (transport_) transport_->flush();
   for (const Op& op : ops_) finished_[op.id] = {code, op.what + ": " + why};
   ops_.clear();
   ++progress_epoch_;

@@ -34,6 +34,13 @@ class Endpoint {
   virtual bool post_recv(const soft::RecvWr& wr) = 0;
   // The next completion, if any (never blocks).
   virtual std::optional<soft::Completion> poll_cq() = 0;
+  // Abandons every posted work request, as ibv_modify_qp(IBV_QPS_ERR) does:
+  // the QP enters the error state and, when flush() returns, no send or
+  // receive refers to caller memory any more — each completes with
+  // kWrFlushErr (poll_cq()) — and later frames are dropped. Whoever gives up
+  // on a collective calls it before its buffers go back to their owner.
+  // Nothing can be posted afterwards. Idempotent.
+  virtual void flush() = 0;
   // The connection's state in one line for stuck reports: QP state, next send
   // PSN, expected PSN, outstanding work, retransmission counters.
   virtual std::string describe() const = 0;

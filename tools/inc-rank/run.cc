@@ -150,6 +150,15 @@ Stop run_plan(host::Transport& qp, const Options& o, Summary& sum) {
   // acknowledged, which can be after its results are in).
   std::deque<std::pair<uint64_t, std::vector<uint8_t>>> inputs;
   std::vector<uint8_t> result;
+  // Destroyed before `inputs` and `result`: a run that stops early withdraws the work
+  // requests still pointing into them (Endpoint::flush) before they are freed.
+  struct FlushUnlessFinished {
+    host::Transport& qp;
+    bool finished = false;
+    ~FlushUnlessFinished() {
+      if (!finished) qp.flush();
+    }
+  } guard{qp};
   const milliseconds timeout(o.timeout_ms);
   // Completions may post deferred data; the transport transmits it right away.
   auto advance = [&] { runner.poll(); };
@@ -196,6 +205,7 @@ Stop run_plan(host::Transport& qp, const Options& o, Summary& sum) {
                             std::to_string(o.timeout_ms) + " ms\n  " + runner.dump()};
   }
   qp.run_until([] { return false; }, milliseconds(o.linger_ms));
+  guard.finished = true;
   return {sum.failed > 0 ? kExitWrongResult : kExitPass, ""};
 }
 

@@ -58,6 +58,10 @@ class RcQp {
   // receive() calls, so the I/O loop should drain pop_tx() after each RX burst.
   std::optional<std::vector<uint8_t>> pop_tx(uint64_t now_ns);
   std::optional<Completion> poll_cq();
+  // Moves the QP to the error state (ibv_modify_qp(IBV_QPS_ERR)): every posted
+  // send and receive completes with kWrFlushErr and no buffer of theirs is
+  // touched again; received frames are dropped (rx_in_error_state).
+  void flush() { enter_error(); }
 
   QpState state() const { return state_; }
   const QpCounters& counters() const { return counters_; }

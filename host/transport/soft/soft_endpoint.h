@@ -17,6 +17,7 @@ class SoftQpEndpoint : public host::Endpoint {
   bool post_send(const SendWr& wr) override { return qp_.post_send(wr); }
   bool post_recv(const RecvWr& wr) override { return qp_.post_recv(wr); }
   std::optional<Completion> poll_cq() override { return qp_.poll_cq(); }
+  void flush() override { qp_.flush(); }
   std::string describe() const override { return describe_qp(qp_); }
 
   // "qp 0x000102 state=RTS next_send_psn=... expected_psn=... ..."

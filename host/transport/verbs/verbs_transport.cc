@@ -26,6 +26,8 @@ using Clock = std::chrono::steady_clock;
 
 constexpr unsigned kSpinPolls = 1000;  // empty polls before blocking on the channel
 constexpr auto kMaxWait = std::chrono::milliseconds(50);
+// How long flush() waits for the NIC to complete the abandoned work requests.
+constexpr auto kFlushWait = std::chrono::seconds(2);
 constexpr uint32_t kAckCqEventsEvery = 64;
 
 std::string err_text(int e) { return std::strerror(e); }
@@ -628,21 +630,57 @@ void VerbsTransport::on_wc(const ibv_wc& wc) {
 void VerbsTransport::flush_queued_if_drained() {
   if (failure_.empty() || window_.outstanding_sends() > 0 || window_.queued() == 0) return;
   // The NIC flushed everything it had; the sends it never got complete the same way.
-  while (!sends_.empty()) {
-    SendSlot s = sends_.front();
-    sends_.pop_front();
-    ++send_seq_;
-    if (s.mr) mrs_->release(s.mr->id);
-    soft::Completion c;
-    c.wr_id = s.wr.wr_id;
-    c.opcode = s.wr.op == soft::SendOp::kRdmaWrite || s.wr.op == soft::SendOp::kRdmaWriteWithImm
-                   ? soft::WcOpcode::kRdmaWrite
-                   : soft::WcOpcode::kSend;
-    c.status = soft::WcStatus::kWrFlushErr;
-    c.byte_len = s.wr.length;
-    ready_.push_back(c);
-  }
+  while (!sends_.empty()) retire_front_send_flushed();
   window_.clear_queued();
+}
+
+void VerbsTransport::flush() {
+  if (qp_ == nullptr || flushed_) return;
+  flushed_ = true;
+  fail("the QP was flushed (its work requests abandoned)");
+  ibv_qp_attr a{};
+  a.qp_state = IBV_QPS_ERR;
+  const bool in_error = ibv_modify_qp(qp_, &a, IBV_QP_STATE) == 0;
+  const auto on_nic = [&] { return window_.outstanding_sends() > 0 || !recvs_.empty(); };
+  // Until the NIC has reported a work request (IBV_WC_WR_FLUSH_ERR), it may still DMA.
+  const auto deadline = Clock::now() + kFlushWait;
+  while (in_error && on_nic() && Clock::now() < deadline) {
+    if (drain_cq() == 0) std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  if (on_nic()) {
+    ibv_destroy_qp(qp_);
+    qp_ = nullptr;
+    fail("the QP was destroyed: the NIC did not flush its work requests within 2 s");
+    for (const RecvSlot& r : recvs_) {
+      if (r.mr) mrs_->release(r.mr->id);
+      soft::Completion c;
+      c.wr_id = r.wr.wr_id;
+      c.opcode = soft::WcOpcode::kRecv;
+      c.status = soft::WcStatus::kWrFlushErr;
+      ready_.push_back(c);
+    }
+    recvs_.clear();
+    while (window_.outstanding_sends() > 0) {
+      window_.complete();  // the NIC's share of sends_; the rest are queued
+      retire_front_send_flushed();
+    }
+  }
+  flush_queued_if_drained();  // the sends the NIC never got
+}
+
+void VerbsTransport::retire_front_send_flushed() {
+  SendSlot s = sends_.front();
+  sends_.pop_front();
+  ++send_seq_;
+  if (s.mr) mrs_->release(s.mr->id);
+  soft::Completion c;
+  c.wr_id = s.wr.wr_id;
+  c.opcode = s.wr.op == soft::SendOp::kRdmaWrite || s.wr.op == soft::SendOp::kRdmaWriteWithImm
+                 ? soft::WcOpcode::kRdmaWrite
+                 : soft::WcOpcode::kSend;
+  c.status = soft::WcStatus::kWrFlushErr;
+  c.byte_len = s.wr.length;
+  ready_.push_back(c);
 }
 
 void VerbsTransport::fail(const std::string& why) {

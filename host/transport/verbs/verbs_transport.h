@@ -93,6 +93,10 @@ class VerbsTransport : public host::Transport {
   bool post_send(const soft::SendWr& wr) override;
   bool post_recv(const soft::RecvWr& wr) override;
   std::optional<soft::Completion> poll_cq() override;
+  // IBV_QPS_ERR, then waits (bounded) for the NIC's flush completions; a QP
+  // that does not report them in time is destroyed, the only other guarantee
+  // that the NIC no longer reads or writes the abandoned buffers.
+  void flush() override;
   std::string describe() const override;
   bool run_until(const std::function<bool()>& done, std::chrono::nanoseconds timeout) override;
   const std::string& failure() const override { return failure_; }
@@ -128,6 +132,8 @@ class VerbsTransport : public host::Transport {
   void drain_async_events();
   void fail(const std::string& why);
   void flush_queued_if_drained();
+  // sends_.front() completes with kWrFlushErr (the NIC no longer has it).
+  void retire_front_send_flushed();
 
   VerbsConfig config_;
   std::string device_name_;
@@ -141,6 +147,7 @@ class VerbsTransport : public host::Transport {
   SendWindow window_;
   bool connected_ = false;
   bool cq_armed_ = false;
+  bool flushed_ = false;
   uint32_t unacked_cq_events_ = 0;
 
   // Every send not yet completed, in posting order: the first

@@ -33,6 +33,7 @@ class SoftTransport : public host::Transport {
   bool post_send(const SendWr& wr) override { return qp_->post_send(wr); }
   bool post_recv(const RecvWr& wr) override { return qp_->post_recv(wr); }
   std::optional<Completion> poll_cq() override { return qp_->poll_cq(); }
+  void flush() override { qp_->flush(); }
   std::string describe() const override;
   bool run_until(const std::function<bool()>& done, std::chrono::nanoseconds timeout) override;
   const std::string& failure() const override { return nic_->failure(); }

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstring>
 #include <functional>
 #include <thread>
@@ -229,6 +230,80 @@ TEST(HostCollectives, NeighboursRunningDifferentCollectivesFailInsteadOfMixing) 
                 st.message.find("remote_invalid_request") != std::string::npos)
         << st.message;
   }
+}
+
+// Issue 22: a receive posted for a collective that failed stayed on the QP, and a later frame
+// (here: the left neighbour's data, arriving after this rank gave up) was placed into the
+// caller's buffer — ASan saw it as a write into a dead stack frame from linger(). The failing
+// rank's transport keeps running (as a NIC does, or linger() did), the neighbour's data
+// arrives only after the failure: the caller's buffer must stay untouched, every time.
+void failed_collective_leaves_buffer_alone(
+    const std::function<Status(HostCollectives&, int32_t* buf)>& late,
+    const std::function<Status(HostCollectives&, int32_t* buf)>& failing) {
+  constexpr int32_t kSentinel = 0x5A5A5A5A;
+  RingOptions o = small_options();
+  o.timeout = std::chrono::milliseconds(200);
+  testing::Fabric fabric(2);
+  std::vector<std::unique_ptr<HostCollectives>> hc;
+  testing::SimLinks* links1 = nullptr;
+  std::vector<RingMember> members(2);
+  for (uint16_t r = 0; r < 2; ++r) {
+    auto l = std::make_unique<testing::SimLinks>(fabric, r, 0x100 + 2 * r);
+    if (r == 1) links1 = l.get();
+    auto c = HostCollectives::create(o, std::move(l));
+    ASSERT_TRUE(c.ok()) << c.error;
+    members[r].ipv4 = 0x0A000001 + r;
+    members[r].qpn_base = c.value->qpn_base();
+    hc.push_back(std::move(c.value));
+  }
+  for (uint16_t r = 0; r < 2; ++r) ASSERT_TRUE(hc[r]->connect(r, members).ok());
+
+  std::vector<int32_t> buf(32, kSentinel);
+  std::atomic<bool> rank1_failed{false}, rank0_done{false};
+  Status s0, s1;
+  std::thread rank0([&] {
+    for (int i = 0; i < 5000 && !rank1_failed; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    std::vector<int32_t> mine(32);
+    for (size_t i = 0; i < mine.size(); ++i) mine[i] = static_cast<int32_t>(i + 1);
+    s0 = late(*hc[0], mine.data());
+    rank0_done = true;
+  });
+  s1 = failing(*hc[1], buf.data());
+  rank1_failed = true;
+  // The transport goes on after the failure: the neighbour's data reaches the left QP now.
+  links1->run_until([&] { return rank0_done.load(); }, std::chrono::seconds(5));
+  hc[1]->linger(std::chrono::milliseconds(50));
+  rank0.join();
+
+  EXPECT_TRUE(s1.code == Code::kTimeout || s1.code == Code::kTransport) << s1.message;
+  EXPECT_FALSE(s0.ok());  // rank 1 never answers rank 0's data
+  for (size_t i = 0; i < buf.size(); ++i) {
+    ASSERT_EQ(buf[i], kSentinel) << "element " << i << " written after the collective failed";
+  }
+  EXPECT_EQ(links1->left_qp().posted_recvs(), 0u);
+  EXPECT_EQ(links1->left_qp().state(), soft::QpState::kError);
+  // The late data did arrive, and was dropped: the test exercised the placement.
+  EXPECT_GT(links1->left_qp().counters().rx_in_error_state, 0u);
+}
+
+TEST(HostCollectives, FailedAllGatherLeavesNoReceivePostedIntoTheCallersBuffer) {
+  failed_collective_leaves_buffer_alone(
+      [](HostCollectives& hc, int32_t* in) {
+        std::vector<int32_t> out(32);
+        return hc.allgather(in, out.data(), 8, DType::kInt32);
+      },
+      // its own chunk (elements 8..15) is copied from `in` = the sentinel
+      [](HostCollectives& hc, int32_t* buf) {
+        return hc.allgather(buf + 8, buf, 8, DType::kInt32);
+      });
+}
+
+TEST(HostCollectives, FailedBroadcastLeavesNoReceivePostedIntoTheCallersBuffer) {
+  failed_collective_leaves_buffer_alone(
+      [](HostCollectives& hc, int32_t* buf) { return hc.broadcast(buf, 32, DType::kInt32, 0); },
+      [](HostCollectives& hc, int32_t* buf) { return hc.broadcast(buf, 32, DType::kInt32, 0); });
 }
 
 TEST(HostCollectives, SameLengthFromAnotherCollectiveIsRejectedByItsImmediate) {

@@ -80,6 +80,8 @@ class SimLinks : public RingLinks {
     }
   }
   std::string failure() const override { return ""; }
+  // The left QP (receives from the left neighbour), for tests that look inside.
+  const soft::RcQp& left_qp() const { return *left_; }
 
  private:
   static uint64_t ns(std::chrono::steady_clock::time_point t) {
