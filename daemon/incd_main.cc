@@ -25,7 +25,7 @@
 #include "daemon/datapath_telemetry.h"
 #include "daemon/group_status.h"
 #include "daemon/metrics.h"
-#include "datapath/wire/addr.h"
+#include "proto/vocab/addr.h"
 
 namespace {
 
@@ -174,12 +174,13 @@ int main(int argc, char** argv) {
   for (const auto& p : dp.ports())
     log->info("port {} up: dpdk port {} driver {} mac {}", p.name, p.port_id, p.driver, p.mac);
   for (const auto& g : cfg.groups)
-    log->info("group {} installed: {} ranks, {} children here, {}, window {}, pmtu {}", g.group_id,
-              g.num_ranks, g.children.size(),
-              g.parent ? "parent " + wire::format_ipv4(g.parent->remote.ipv4) : std::string("root"),
-              g.window, g.pmtu);
+    log->info(
+        "group {} installed: {} ranks, {} children here, {}, window {}, pmtu {}", g.group_id,
+        g.num_ranks, g.children.size(),
+        g.parent ? "parent " + vocab::format_ipv4(g.parent->remote.ipv4) : std::string("root"),
+        g.window, g.pmtu);
   for (const auto& a : cfg.sw.inc_addresses)
-    log->info("INC address {} at {}", wire::format_ipv4(a.ipv4), wire::format_mac(a.mac));
+    log->info("INC address {} at {}", vocab::format_ipv4(a.ipv4), vocab::format_mac(a.mac));
 
   const uint64_t stall_ns = uint64_t{cfg.metrics.stall_after_ms} * 1'000'000;
   auto collector = std::make_shared<incd::DatapathCollector>(dp, stall_ns);

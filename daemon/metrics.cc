@@ -64,55 +64,33 @@ void fault_metrics(Families& f, const Labels& base, const char* dir,
 }
 
 void engine_metrics(Families& f, const Labels& w, const engine::EngineCounters& c) {
-  const std::pair<const char*, uint64_t> disp[] = {
-      {"upward_accepted", c.upward_accepted},
-      {"upward_duplicate", c.upward_duplicate},
-      {"upward_stale", c.upward_stale},
-      {"upward_slot_busy", c.upward_slot_busy},
-      {"upward_done", c.upward_done},
-      {"downward_accepted", c.downward_accepted},
-      {"downward_duplicate", c.downward_duplicate},
-      {"downward_unexpected", c.downward_unexpected},
-      {"acks_reflected", c.acks_reflected},
-      {"frontier_from_child", c.frontier_from_child},
-      {"frontier_from_parent", c.frontier_from_parent}};
-  for (const auto& [name, v] : disp) {
+  // One series per counter of EPIC_ENGINE_COUNTERS (datapath/engine/counters.h), by kind.
+  const auto series = [&](engine::CounterKind kind, const char* label, uint64_t v) {
     Labels l = w;
-    l.push_back({"disposition", name});
-    f.counter("incd_engine_frames_total", "Frames the Mode-II engine took, by disposition", l,
-              static_cast<double>(v));
-  }
-  const std::pair<const char*, uint64_t> drops[] = {
-      {"parse", c.drop_parse},
-      {"no_route", c.drop_no_route},
-      {"data_before_control", c.drop_data_before_control},
-      {"unknown_psn", c.drop_unknown_psn},
-      {"bad_control", c.drop_bad_control},
-      {"inconsistent", c.drop_inconsistent},
-      {"unsupported", c.drop_unsupported}};
-  for (const auto& [name, v] : drops) {
-    Labels l = w;
-    l.push_back({"reason", name});
-    f.counter("incd_engine_drops_total",
-              "Frames to an INC address the engine dropped, by reason (parse includes bad ICRC)", l,
-              static_cast<double>(v));
-  }
-  const std::pair<const char*, uint64_t> events[] = {
-      {"aggregations_completed", c.aggregations_completed},
-      {"results_replicated", c.results_replicated},
-      {"results_resent", c.results_resent},
-      {"partials_sent_up", c.partials_sent_up},
-      {"partials_resent_up", c.partials_resent_up},
-      {"slots_recycled", c.slots_recycled},
-      {"upload_acks_sent", c.upload_acks_sent},
-      {"frontiers_sent", c.frontiers_sent},
-      {"rnr_naks_sent", c.rnr_naks_sent},
-      {"tx_frames", c.tx_frames}};
-  for (const auto& [name, v] : events) {
-    Labels l = w;
-    l.push_back({"event", name});
-    f.counter("incd_engine_events_total", "Mode-II engine events", l, static_cast<double>(v));
-  }
+    switch (kind) {
+      case engine::CounterKind::kDisposition:
+        l.push_back({"disposition", label});
+        f.counter("incd_engine_frames_total", "Frames the Mode-II engine took, by disposition", l,
+                  static_cast<double>(v));
+        break;
+      case engine::CounterKind::kDrop:
+        l.push_back({"reason", label});
+        f.counter("incd_engine_drops_total",
+                  "Frames to an INC address the engine dropped, by reason (parse includes bad "
+                  "ICRC)",
+                  l, static_cast<double>(v));
+        break;
+      case engine::CounterKind::kEvent:
+        l.push_back({"event", label});
+        f.counter("incd_engine_events_total", "Mode-II engine events", l, static_cast<double>(v));
+        break;
+      case engine::CounterKind::kTotal:
+        break;  // rx_frames: the sum of the dispositions and drops
+    }
+  };
+#define EPIC_SERIES(field, kind, label, help) series(engine::CounterKind::kind, label, c.field);
+  EPIC_ENGINE_COUNTERS(EPIC_SERIES)
+#undef EPIC_SERIES
 }
 
 void switch_metrics(Families& f, const Labels& w, const switching::PipelineCounters& c) {
@@ -180,6 +158,9 @@ std::vector<p::MetricFamily> DatapathCollector::Collect() const {
               static_cast<double>(t->mbuf_alloc_failed));
     f.counter("incd_worker_multi_segment_dropped_total", "Chained mbufs dropped (unsupported)", wl,
               static_cast<double>(t->multi_segment_dropped));
+    f.counter("incd_worker_contexts_refused_total",
+              "Published group contexts the worker's engine would not attach (should stay 0)", wl,
+              static_cast<double>(t->contexts_refused));
     f.gauge("incd_worker_snapshot_version", "Configuration snapshot the worker runs", wl,
             static_cast<double>(t->snapshot_version));
     f.gauge("incd_l2_entries", "Live MAC addresses in the worker's L2 table", wl,
@@ -219,17 +200,10 @@ std::vector<p::MetricFamily> DatapathCollector::Collect() const {
       }
       const GroupStatus st = group_status(g, w, t->now_ns, stall_after_ns_, cfg);
       const Labels gl{{"group", std::to_string(g.group_id)}};
-      const std::pair<const char*, uint64_t> counts[] = {
-          {"incd_group_rx_frames_total", g.stats.rx_frames},
-          {"incd_group_upward_accepted_total", g.stats.upward_accepted},
-          {"incd_group_retransmissions_total", g.stats.retransmissions},
-          {"incd_group_aggregations_completed_total", g.stats.aggregations_completed},
-          {"incd_group_downward_accepted_total", g.stats.downward_accepted},
-          {"incd_group_results_replicated_total", g.stats.results_replicated},
-          {"incd_group_acks_from_ranks_total", g.stats.acks_from_ranks},
-          {"incd_group_dropped_total", g.stats.dropped}};
-      for (const auto& [name, v] : counts)
-        f.counter(name, "Per-group Mode-II counter (see docs/incd.md)", gl, static_cast<double>(v));
+#define EPIC_GROUP_SERIES(name, help) \
+  f.counter("incd_group_" #name "_total", help, gl, static_cast<double>(g.stats.name));
+      EPIC_GROUP_COUNTERS(EPIC_GROUP_SERIES)
+#undef EPIC_GROUP_SERIES
       f.gauge("incd_group_busy_slots", "Slots aggregating or waiting for the parent", gl,
               g.health.busy_slots);
       f.gauge("incd_group_oldest_busy_psn", "Group PSN of the oldest busy slot", gl,

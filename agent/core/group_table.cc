@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "daemon/config/group_validate.h"
-#include "datapath/wire/addr.h"
+#include "proto/vocab/addr.h"
 
 namespace epic::agent {
 namespace {
@@ -21,7 +21,8 @@ std::string join(const incd::Errors& errors) {
 }
 
 std::string endpoint_text(const engine::Endpoint& e) {
-  return wire::format_ipv4(e.ipv4) + " qpn " + incd::hex(e.qpn) + " mac " + wire::format_mac(e.mac);
+  return vocab::format_ipv4(e.ipv4) + " qpn " + incd::hex(e.qpn) + " mac " +
+         vocab::format_mac(e.mac);
 }
 
 }  // namespace

@@ -23,13 +23,14 @@
 #include "daemon/config/checks.h"
 #include "datapath/engine/group.h"
 #include "proto/inc/v1/incd_config.pb.h"
+#include "proto/vocab/limits.h"
 
 namespace epic::agent {
 
 struct SwitchLimits {
   uint32_t slot_capacity = 8192;  // slots (one PSN of one group each) the switch grants in all
-  uint32_t max_window = 1024;     // largest MW accepted (a power of two)
-  uint16_t max_pmtu = 4096;       // largest pmtu accepted
+  uint32_t max_window = vocab::kDefaultSwitchMaxWindow;  // largest MW accepted (a power of two)
+  uint16_t max_pmtu = vocab::kMaxPmtu;                   // largest pmtu accepted
 };
 
 struct GroupEntry {

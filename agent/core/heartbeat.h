@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "datapath/engine/group.h"
-#include "datapath/wire/roce_packet.h"
 #include "proto/inc/v1/agent.pb.h"
+#include "proto/vocab/addr.h"
 
 namespace epic::agent {
 
@@ -22,7 +22,7 @@ struct GroupReport {
 
 struct HostReport {
   uint32_t ipv4 = 0;
-  wire::MacAddr mac{};
+  vocab::MacAddr mac{};
   std::string port;
 };
 

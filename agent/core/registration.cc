@@ -1,6 +1,6 @@
 #include "agent/core/registration.h"
 
-#include "datapath/wire/addr.h"
+#include "proto/vocab/addr.h"
 
 namespace epic::agent {
 
@@ -8,8 +8,8 @@ inc::v1::AgentMessage make_register(const SwitchIdentity& id, const ActionApplie
   inc::v1::AgentMessage m;
   inc::v1::Register& r = *m.mutable_registration();
   r.set_switch_id(id.switch_id);
-  r.set_inc_ipv4(wire::format_ipv4(id.inc.ipv4));
-  r.set_inc_mac(wire::format_mac(id.inc.mac));
+  r.set_inc_ipv4(vocab::format_ipv4(id.inc.ipv4));
+  r.set_inc_mac(vocab::format_mac(id.inc.mac));
   for (const auto& p : id.ports) {
     inc::v1::Port* port = r.add_ports();
     port->set_name(p.name);

@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "datapath/wire/addr.h"
+#include "proto/vocab/addr.h"
 
 namespace epic::incd {
 
@@ -28,25 +28,25 @@ std::optional<uint32_t> check_ipv4(const std::string& s, const std::string& path
     errors.push_back({path, "required (dotted quad, e.g. 10.77.0.1)"});
     return std::nullopt;
   }
-  const std::optional<uint32_t> a = wire::parse_ipv4(s);
+  const std::optional<uint32_t> a = vocab::parse_ipv4(s);
   if (!a) {
     errors.push_back({path, quote(s) + " is not an IPv4 address (dotted quad, e.g. 10.77.0.1)"});
     return std::nullopt;
   }
-  if (*a == 0 || *a == 0xffffffffu || (*a >> 28) == 0xe || (*a >> 24) == 127) {
+  if (!vocab::is_unicast_ipv4(*a)) {
     errors.push_back({path, quote(s) + " is not a unicast host address"});
     return std::nullopt;
   }
   return a;
 }
 
-std::optional<wire::MacAddr> check_mac(const std::string& s, const std::string& path,
-                                       Errors& errors) {
+std::optional<vocab::MacAddr> check_mac(const std::string& s, const std::string& path,
+                                        Errors& errors) {
   if (s.empty()) {
     errors.push_back({path, "required (e.g. 02:00:00:00:00:01)"});
     return std::nullopt;
   }
-  const std::optional<wire::MacAddr> m = wire::parse_mac(s);
+  const std::optional<vocab::MacAddr> m = vocab::parse_mac(s);
   if (!m) {
     errors.push_back({path, quote(s) +
                                 " is not a MAC address (six hex bytes separated by colons, e.g. "
@@ -59,7 +59,7 @@ std::optional<wire::MacAddr> check_mac(const std::string& s, const std::string& 
                                 "unicast MAC is required"});
     return std::nullopt;
   }
-  if (*m == wire::MacAddr{}) {
+  if (*m == vocab::MacAddr{}) {
     errors.push_back({path, quote(s) + " is the all-zero MAC; a unicast MAC is required"});
     return std::nullopt;
   }
@@ -75,7 +75,7 @@ SwitchView SwitchView::of(const std::vector<PortConfig>& ports, const SwitchConf
   for (size_t i = 0; i < sw.inc_addresses.size(); ++i) {
     const switching::IncAddress& a = sw.inc_addresses[i];
     v.inc_macs.emplace(a.ipv4, std::pair{std::optional{a.mac}, static_cast<int>(i)});
-    v.inc_address_text.push_back(wire::format_ipv4(a.ipv4));
+    v.inc_address_text.push_back(vocab::format_ipv4(a.ipv4));
   }
   return v;
 }

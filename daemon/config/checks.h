@@ -14,11 +14,9 @@
 #include <vector>
 
 #include "daemon/config/config.h"
-#include "datapath/wire/roce_packet.h"
+#include "proto/vocab/addr.h"
 
 namespace epic::incd {
-
-inline constexpr uint32_t kPsnSpace = 1u << 24;  // QPNs and PSNs are 24-bit
 
 using Errors = std::vector<ConfigError>;
 
@@ -29,8 +27,8 @@ std::string index(const std::string& path, size_t i);  // "path[i]"
 // A unicast host IPv4 address in dotted-quad text (host order).
 std::optional<uint32_t> check_ipv4(const std::string& s, const std::string& path, Errors& errors);
 // A unicast, non-zero MAC "02:00:00:00:00:01".
-std::optional<wire::MacAddr> check_mac(const std::string& s, const std::string& path,
-                                       Errors& errors);
+std::optional<vocab::MacAddr> check_mac(const std::string& s, const std::string& path,
+                                        Errors& errors);
 
 // The switch a group refers to. Built from a config file while it is being checked (names may
 // then be empty or repeated: those errors are reported where the ports are), or from a loaded,
@@ -40,7 +38,7 @@ struct SwitchView {
   std::map<std::string, size_t> port_of;  // name → first port with it
   // INC address → its MAC (nullopt when the MAC itself is invalid) and its index in
   // switch.inc_addresses.
-  std::map<uint32_t, std::pair<std::optional<wire::MacAddr>, int>> inc_macs;
+  std::map<uint32_t, std::pair<std::optional<vocab::MacAddr>, int>> inc_macs;
   std::vector<std::string> inc_address_text;  // every inc address's ipv4 as written
 
   static SwitchView of(const std::vector<PortConfig>& ports, const SwitchConfig& sw);

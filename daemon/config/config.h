@@ -14,6 +14,7 @@
 
 #include "datapath/engine/group.h"
 #include "datapath/switching/inc_address.h"
+#include "proto/vocab/limits.h"
 
 namespace epic::incd {
 
@@ -74,8 +75,8 @@ struct ManagerConfig {
   std::string switch_id;          // this switch at the manager
   switching::IncAddress inc;      // resolved from inc_ipv4 (default: the first inc address)
   uint32_t slot_capacity = 8192;  // static groups included
-  uint32_t max_window = 1024;
-  uint16_t max_pmtu = 4096;
+  uint32_t max_window = vocab::kDefaultSwitchMaxWindow;
+  uint16_t max_pmtu = vocab::kMaxPmtu;
   uint32_t heartbeat_ms = 1000;
   uint32_t reconnect_initial_ms = 200;
   uint32_t reconnect_max_ms = 10000;

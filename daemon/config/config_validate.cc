@@ -15,7 +15,7 @@
 #include "daemon/config/config_loader.h"
 #include "daemon/config/group_validate.h"
 #include "daemon/config/manager_validate.h"
-#include "datapath/wire/addr.h"
+#include "proto/vocab/addr.h"
 
 namespace epic::incd {
 namespace {

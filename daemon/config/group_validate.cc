@@ -2,16 +2,16 @@
 
 #include <algorithm>
 
+#include "proto/vocab/limits.h"
+#include "proto/vocab/psn.h"
+
 namespace epic::incd {
 namespace {
 
 using Msg = inc::v1::IncdConfig;
 
-// Bytes a RoCEv2 packet carries besides its pmtu-sized payload, with margin: Ethernet 14,
-// 802.1Q 4, IPv4 20, UDP 8, BTH 12, RETH/ImmDt up to 20, pad 3, ICRC 4 = 85.
-inline constexpr uint32_t kRoceOverhead = 90;
-inline constexpr uint32_t kMaxWindow = 1u << 20;
-inline constexpr uint32_t kMaxRanks = 65535;  // ChildLink ranks are 16-bit
+using vocab::kMaxRanks;
+using vocab::kRoceOverheadBytes;
 
 // Lists ranks "2, 3, 5" (at most `limit`, then "…").
 std::string rank_list(const std::vector<uint32_t>& ranks, size_t limit = 8) {
@@ -90,7 +90,7 @@ std::optional<engine::Endpoint> GroupValidator::endpoint(bool present, const Msg
   if (!e.has_qpn()) {
     fail(path + ".qpn", "required (a 24-bit queue pair number)");
     ok = false;
-  } else if (e.qpn() >= kPsnSpace) {
+  } else if (e.qpn() > vocab::kQpnMask) {
     fail(path + ".qpn", hex(e.qpn()) + " does not fit in 24 bits (must be < 0x1000000)");
     ok = false;
   } else {
@@ -128,25 +128,27 @@ std::optional<engine::GroupConfig> GroupValidator::check(const Msg::Group& g,
     gc.num_ranks = static_cast<uint16_t>(g.ranks());
     ranks_ok = true;
   }
-  if (g.initial_psn() >= kPsnSpace) {
+  if (g.initial_psn() > vocab::kPsnMask) {
     fail(path + ".initial_psn",
          hex(g.initial_psn()) + " does not fit in 24 bits (must be < 0x1000000)");
   }
   gc.initial_psn = g.initial_psn();
   if (g.has_window()) {
     gc.window = g.window();
-    if (gc.window == 0 || gc.window > kMaxWindow || (gc.window & (gc.window - 1)) != 0) {
-      fail(path + ".window", std::to_string(gc.window) +
-                                 " is not a power of two in 1..1048576 (the engine keeps "
+    if (!vocab::valid_window(gc.window)) {
+      fail(path + ".window", std::to_string(gc.window) + " is not a power of two in 1.." +
+                                 std::to_string(vocab::kMaxWindow) +
+                                 " (the engine keeps "
                                  "2*window slots indexed by psn mod 2*window)");
     }
   }
   bool pmtu_ok = true;
   if (g.has_pmtu()) {
     const uint32_t p = g.pmtu();
-    pmtu_ok = p == 256 || p == 512 || p == 1024 || p == 2048 || p == 4096;
+    pmtu_ok = vocab::valid_pmtu(p);
     if (!pmtu_ok) {
-      fail(path + ".pmtu", std::to_string(p) + " is not one of 256|512|1024|2048|4096");
+      fail(path + ".pmtu",
+           std::to_string(p) + " is not one of " + std::string(vocab::kPmtuChoices));
     } else {
       gc.pmtu = static_cast<uint16_t>(p);
     }
@@ -278,9 +280,9 @@ std::optional<engine::GroupConfig> GroupValidator::check(const Msg::Group& g,
     used_ports.erase(std::unique(used_ports.begin(), used_ports.end()), used_ports.end());
     for (const uint16_t port : used_ports) {
       const PortConfig& pc = sw_.ports[port];
-      if (uint32_t{gc.pmtu} + kRoceOverhead > pc.mtu) {
+      if (uint32_t{gc.pmtu} + kRoceOverheadBytes > pc.mtu) {
         fail(path + ".pmtu",
-             std::to_string(gc.pmtu) + " + " + std::to_string(kRoceOverhead) +
+             std::to_string(gc.pmtu) + " + " + std::to_string(kRoceOverheadBytes) +
                  " bytes of RoCEv2 overhead (Ethernet, IPv4, UDP, BTH, RETH/ImmDt, ICRC, "
                  "with margin) exceeds mtu " +
                  std::to_string(pc.mtu) + " of port " + quote(pc.name) + " (" +

@@ -4,7 +4,8 @@
 #include <cctype>
 #include <cstdio>
 
-#include "datapath/wire/addr.h"
+#include "proto/vocab/addr.h"
+#include "proto/vocab/limits.h"
 
 namespace epic::incd {
 
@@ -44,14 +45,15 @@ std::optional<ManagerConfig> validate_manager(const inc::v1::IncdConfig::Manager
   }
 
   if (m.has_max_window()) c.max_window = m.max_window();
-  if (c.max_window == 0 || c.max_window > (1u << 20) || (c.max_window & (c.max_window - 1)) != 0)
-    fail("max_window", std::to_string(c.max_window) + " is not a power of two in 1..1048576");
+  if (!vocab::valid_window(c.max_window))
+    fail("max_window", std::to_string(c.max_window) + " is not a power of two in 1.." +
+                           std::to_string(vocab::kMaxWindow));
   if (m.has_max_pmtu()) {
     const uint32_t p = m.max_pmtu();
-    if (p == 256 || p == 512 || p == 1024 || p == 2048 || p == 4096) {
+    if (vocab::valid_pmtu(p)) {
       c.max_pmtu = static_cast<uint16_t>(p);
     } else {
-      fail("max_pmtu", std::to_string(p) + " is not one of 256|512|1024|2048|4096");
+      fail("max_pmtu", std::to_string(p) + " is not one of " + std::string(vocab::kPmtuChoices));
     }
   }
   if (m.has_slot_capacity()) c.slot_capacity = m.slot_capacity();

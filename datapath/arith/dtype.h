@@ -1,6 +1,6 @@
-// Element types and reduction operators of a collective, as the switch sees
-// them: how wide an element is on the wire and in a slot accumulator, and
-// their stable names (config files, CLI, counters).
+// The element types and reduce operators of the protocol vocabulary
+// (proto/vocab/dtype.h: wire codes, wire widths, names) as the switch's
+// arithmetic sees them, plus how wide an element is in a slot accumulator.
 //
 // Profile: FP32_ARRIVAL only (docs/arithmetic.md). int32 accumulates in
 // int32_t, fp32/fp16/bf16 accumulate in binary32 (`float`), so every
@@ -10,43 +10,23 @@
 #pragma once
 
 #include <cstddef>
-#include <cstdint>
-#include <optional>
-#include <string_view>
+
+#include "proto/vocab/dtype.h"
 
 namespace epic::arith {
 
-// The numeric values are wire codes (collective control messages carry them):
-// never renumber.
-enum class DType : uint8_t { kInt32 = 0, kFp32 = 1, kFp16 = 2, kBf16 = 3 };
-enum class ReduceOp : uint8_t { kSum = 0, kMin = 1, kMax = 2 };
-
-inline constexpr size_t kNumDTypes = 4;
-inline constexpr size_t kNumReduceOps = 3;
-
-// Bytes per element on the wire: 4, 4, 2, 2.
-constexpr size_t wire_bytes(DType t) { return t == DType::kFp16 || t == DType::kBf16 ? 2 : 4; }
+using vocab::DType;
+using vocab::dtype_from_code;
+using vocab::kNumDTypes;
+using vocab::kNumReduceOps;
+using vocab::parse_dtype;
+using vocab::parse_reduce_op;
+using vocab::reduce_op_from_code;
+using vocab::ReduceOp;
+using vocab::to_string;
+using vocab::wire_bytes;
 
 // Bytes per element in a slot accumulator: 4 for all (int32_t or float).
 constexpr size_t accum_bytes(DType) { return 4; }
-
-// Wire code -> enum; nullopt for a code outside the enum (validate any value
-// that came from a packet before it reaches load/combine/store).
-constexpr std::optional<DType> dtype_from_code(uint8_t code) {
-  if (code >= kNumDTypes) return std::nullopt;
-  return static_cast<DType>(code);
-}
-constexpr std::optional<ReduceOp> reduce_op_from_code(uint8_t code) {
-  if (code >= kNumReduceOps) return std::nullopt;
-  return static_cast<ReduceOp>(code);
-}
-
-// "int32", "fp32", "fp16", "bf16"; "sum", "min", "max"; "invalid" otherwise.
-std::string_view to_string(DType t);
-std::string_view to_string(ReduceOp op);
-
-// Inverse of to_string (exact, lower case); nullopt for anything else.
-std::optional<DType> parse_dtype(std::string_view name);
-std::optional<ReduceOp> parse_reduce_op(std::string_view name);
 
 }  // namespace epic::arith

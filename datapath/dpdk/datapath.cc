@@ -10,11 +10,13 @@
 #include <rte_ring.h>
 
 #include <algorithm>
+#include <set>
 #include <stdexcept>
+#include <utility>
 
 #include "datapath/dpdk/worker.h"
 #include "datapath/engine/mode2_engine.h"
-#include "datapath/wire/addr.h"
+#include "proto/vocab/addr.h"
 
 namespace epic::dpdk {
 
@@ -104,10 +106,10 @@ std::string Datapath::open_ports() {
     port_ids_.push_back(id);
     rte_ether_addr mac{};
     rte_eth_macaddr_get(id, &mac);
-    wire::MacAddr m;
+    vocab::MacAddr m;
     std::copy(mac.addr_bytes, mac.addr_bytes + 6, m.begin());
     port_info_.push_back(
-        {po.name, id, wire::format_mac(m), info.driver_name ? info.driver_name : ""});
+        {po.name, id, vocab::format_mac(m), info.driver_name ? info.driver_name : ""});
   }
   return "";
 }
@@ -119,22 +121,24 @@ std::string Datapath::build_snapshot(const std::vector<e::GroupConfig>& groups,
   s->pipeline.drop_bad_icrc = config_.drop_bad_icrc;
   for (const PortOptions& p : config_.ports) s->pipeline.max_frame.push_back(p.mtu + kL2Overhead);
   const Snapshot* cur = publisher_ ? publisher_->current() : nullptr;
-  e::Mode2Engine scratch;  // the engine's own checks, before any worker sees the group
-  std::vector<std::unique_ptr<e::SlotRegion>> scratch_slots;
+  // Everything a worker's attach could refuse is refused here, before any worker sees it.
+  std::set<uint32_t> ids;
+  std::set<std::pair<uint32_t, uint32_t>> endpoints;
+  std::vector<size_t> per_worker(config_.workers, 0), edges(config_.workers, 0);
   for (size_t i = 0; i < groups.size(); ++i) {
     const e::GroupConfig& g = groups[i];
+    const std::string who = "group " + std::to_string(g.group_id) + ": ";
     for (const auto& c : g.children) {
-      if (c.port >= config_.ports.size())
-        return "group " + std::to_string(g.group_id) + ": child port out of range";
+      if (c.port >= config_.ports.size()) return who + "child port out of range";
     }
-    if (g.parent && g.parent->port >= config_.ports.size())
-      return "group " + std::to_string(g.group_id) + ": parent port out of range";
-    try {
-      scratch_slots.push_back(std::make_unique<e::SlotRegion>(g.window, g.pmtu));
-      scratch.install_group(g, scratch_slots.back().get());
-    } catch (const std::exception& ex) {
-      return "group " + std::to_string(g.group_id) + ": " + ex.what();
+    if (g.parent && g.parent->port >= config_.ports.size()) return who + "parent port out of range";
+    if (!ids.insert(g.group_id).second) return who + "the group id appears twice";
+    for (const auto& c : g.children) {
+      if (!endpoints.insert({c.local.ipv4, c.local.qpn}).second)
+        return who + "a child's local (IP, QPN) is already an endpoint here";
     }
+    if (g.parent && !endpoints.insert({g.parent->local.ipv4, g.parent->local.qpn}).second)
+      return who + "the parent edge's local (IP, QPN) is already an endpoint here";
     GroupEntry entry;
     entry.config = g;
     entry.owner = static_cast<uint16_t>(i % config_.workers);
@@ -144,10 +148,30 @@ std::string Datapath::build_snapshot(const std::vector<e::GroupConfig>& groups,
         if (old.config == g) {
           entry.owner = old.owner;
           entry.slots = old.slots;
+          entry.instance = old.instance;
         }
       }
     }
-    if (!entry.slots) entry.slots = std::make_shared<e::SlotRegion>(g.window, g.pmtu);
+    if (!entry.slots) {
+      try {
+        entry.slots = std::make_shared<e::SlotRegion>(g.window, g.pmtu);
+      } catch (const std::bad_alloc&) {
+        return who + "no memory for " + std::to_string(2 * uint64_t{g.window}) + " slots";
+      }
+    }
+    if (!entry.instance) {
+      std::string error;
+      std::unique_ptr<e::GroupInstance> inst = e::prepare_group(g, entry.slots.get(), error);
+      if (!inst) return who + error;
+      entry.instance = std::move(inst);
+    }
+    if (++per_worker[entry.owner] > e::Mode2Engine::kDefaultMaxGroups)
+      return who + "worker " + std::to_string(entry.owner) + " already runs " +
+             std::to_string(e::Mode2Engine::kDefaultMaxGroups) + " groups";
+    edges[entry.owner] += g.children.size() + (g.parent ? 1 : 0);
+    if (edges[entry.owner] > e::LookupTable::kDefaultMaxEdges)
+      return who + "worker " + std::to_string(entry.owner) + " would hold more than " +
+             std::to_string(e::LookupTable::kDefaultMaxEdges) + " engine edges";
     for (const auto& c : g.children)
       s->pipeline.owner[sw::PipelineConfig::key(c.local.ipv4, c.local.qpn)] = entry.owner;
     if (g.parent)

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "datapath/engine/group.h"
+#include "datapath/engine/group_instance.h"
 #include "datapath/engine/slot.h"
 #include "datapath/switching/switch_pipeline.h"
 
@@ -25,6 +26,9 @@ struct GroupEntry {
   engine::GroupConfig config;
   uint16_t owner = 0;                         // worker
   std::shared_ptr<engine::SlotRegion> slots;  // 2*MW slots of config.pmtu
+  // The group's engine context, prepared (validated, allocated) by the control side; the owning
+  // worker only attaches it. Kept across snapshots while the group's configuration stays.
+  std::shared_ptr<engine::GroupInstance> instance;
 };
 
 struct Snapshot {

@@ -45,6 +45,7 @@ struct WorkerTelemetry {
   uint64_t engine_frames_out = 0;
   uint64_t mbuf_alloc_failed = 0;
   uint64_t multi_segment_dropped = 0;
+  uint64_t contexts_refused = 0;  // snapshot groups the engine would not attach (a bug: counted)
   switching::PipelineCounters pipeline;
   engine::EngineCounters engine;
   switching::L2Counters l2;

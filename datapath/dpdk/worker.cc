@@ -24,6 +24,7 @@ Worker::Worker(WorkerSetup setup) : s_(std::move(setup)) {
   ns_per_tsc_ = 1e9 / static_cast<double>(rte_get_tsc_hz());
   tsc0_ = rte_get_tsc_cycles();
   engine_ = std::make_unique<e::Mode2Engine>();
+  held_.reserve(e::Mode2Engine::kDefaultMaxGroups);
   pipeline_ = std::make_unique<sw::SwitchPipeline>(static_cast<uint16_t>(s_.index),
                                                    s_.l2_table_size, s_.l2_aging_ns);
   pipeline_->set_config(&empty_config_);
@@ -53,31 +54,32 @@ uint64_t Worker::now_ns() const {
 }
 
 void Worker::apply(const Snapshot& s) {
-  // A group stays installed while the snapshot still gives it to this worker with the same
-  // slot memory; anything else is removed, then what is new is installed (the control side
-  // validated every group before publishing).
-  auto in_snapshot = [&](const e::GroupState& g) {
+  // A group stays attached while the snapshot still gives this worker the same instance;
+  // anything else is detached, then what is new is attached. The control side prepared and
+  // checked every instance (Datapath::build_snapshot): nothing here allocates or throws —
+  // held_ has room for every group an engine can hold.
+  auto in_snapshot = [&](const e::GroupState* g) {
     return std::any_of(s.groups.begin(), s.groups.end(), [&](const GroupEntry& e) {
-      return e.owner == s_.index && e.config.group_id == g.config->group_id &&
-             e.slots.get() == g.slots;
+      return e.owner == s_.index && &e.instance->state == g;
     });
   };
-  std::vector<uint32_t> gone;
-  for (const auto& g : engine_->groups()) {
-    if (!in_snapshot(*g)) gone.push_back(g->config->group_id);
+  for (size_t i = engine_->groups().size(); i-- > 0;) {
+    const e::GroupState* g = engine_->groups()[i];
+    if (!in_snapshot(g)) engine_->detach(g->config->group_id);
   }
-  for (uint32_t id : gone) engine_->remove_group(id);
-  std::erase_if(held_slots_, [&](const auto& p) {
+  std::erase_if(held_, [&](const Held& h) {
     return std::none_of(engine_->groups().begin(), engine_->groups().end(),
-                        [&](const auto& g) { return g->slots == p.get(); });
+                        [&](const e::GroupState* g) { return g == &h.instance->state; });
   });
   for (const GroupEntry& e : s.groups) {
     if (e.owner != s_.index) continue;
     const bool have = std::any_of(engine_->groups().begin(), engine_->groups().end(),
-                                  [&](const auto& g) { return g->slots == e.slots.get(); });
-    if (!have) {
-      engine_->install_group(e.config, e.slots.get());
-      held_slots_.push_back(e.slots);
+                                  [&](const e::GroupState* g) { return g == &e.instance->state; });
+    if (have) continue;
+    if (engine_->attach(*e.instance) == e::AttachResult::kOk && held_.size() < held_.capacity()) {
+      held_.push_back({e.slots, e.instance});
+    } else {
+      ++t_.contexts_refused;
     }
   }
   pipeline_->set_config(&s.pipeline);

@@ -80,9 +80,14 @@ class Worker {
   uint64_t tsc0_ = 0;
   uint64_t applied_version_ = 0;
   std::unique_ptr<engine::Mode2Engine> engine_;
-  // The slot regions of installed groups, held so that a region freed with an old snapshot
-  // cannot come back at the same address while its group is still installed here.
-  std::vector<std::shared_ptr<engine::SlotRegion>> held_slots_;
+  // The slot regions and instances of attached groups, held so that memory freed with an old
+  // snapshot cannot come back at the same address while its group is still attached here.
+  // Capacity: every group an engine can hold (reserved once; apply() never grows it).
+  struct Held {
+    std::shared_ptr<engine::SlotRegion> slots;
+    std::shared_ptr<engine::GroupInstance> instance;
+  };
+  std::vector<Held> held_;
   std::unique_ptr<switching::SwitchPipeline> pipeline_;
   engine::TxBatch engine_out_, replies_;
   std::vector<rte_mbuf*> rx_, rx_faulted_, tx_faulted_;  // separate: a flush may run mid-RX

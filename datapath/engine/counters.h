@@ -4,51 +4,77 @@
 // AllReduce with R ranks and N packets (control message included) at a single
 // switch: upward_accepted = R*N, aggregations_completed = N,
 // results_replicated = R*N, acks_reflected = ACKs the ranks sent.
+//
+// Declared once, in EPIC_ENGINE_COUNTERS: X(field, kind, label, help). The list
+// generates the struct, rx_accounted() and incd's Prometheus series
+// (incd_engine_frames_total{disposition=label}, incd_engine_drops_total{reason=label},
+// incd_engine_events_total{event=label}; daemon/metrics.cc).
 #pragma once
 
 #include <cstdint>
 
 namespace epic::engine {
 
-struct EngineCounters {
-  uint64_t rx_frames = 0;
-  // dispositions
-  uint64_t upward_accepted = 0;       // contribution added to a slot
-  uint64_t upward_duplicate = 0;      // child already contributed (re-send or drop)
-  uint64_t upward_stale = 0;          // for a PSN whose slot was already recycled
-  uint64_t upward_slot_busy = 0;      // slot held by another live PSN (window violated)
-  uint64_t downward_accepted = 0;     // result from the parent, replicated
-  uint64_t downward_duplicate = 0;    // result for a slot already complete
-  uint64_t downward_unexpected = 0;   // result for a PSN this switch is not waiting for
-  uint64_t acks_reflected = 0;        // rank ACK/NAK processed (its uploads' ACK follows from it)
-  uint64_t frontier_from_child = 0;   // ACK frontier reported by a lower switch
-  uint64_t frontier_from_parent = 0;  // global ACK frontier from the parent
-  uint64_t upward_done = 0;           // for a PSN every receiver already ACKed: ACK re-sent
-  uint64_t drop_parse = 0;            // not a well-formed RoCEv2 frame (or bad ICRC)
-  uint64_t drop_no_route = 0;         // (IP, QP) is not a group endpoint here
-  uint64_t drop_data_before_control = 0;
-  uint64_t drop_unknown_psn = 0;   // PSN in no known collective of that child
-  uint64_t drop_bad_control = 0;   // control message malformed or disagreeing
-  uint64_t drop_inconsistent = 0;  // opcode/length disagrees with the slot or the collective
-  uint64_t drop_unsupported = 0;   // opcode or collective type this engine does not handle
-  // events
-  uint64_t aggregations_completed = 0;
-  uint64_t results_replicated = 0;  // result frames sent to children (first time)
-  uint64_t results_resent = 0;      // result re-sent to one child after its duplicate
-  uint64_t partials_sent_up = 0;
-  uint64_t partials_resent_up = 0;
-  uint64_t slots_recycled = 0;
-  uint64_t upload_acks_sent = 0;  // ACKs (and NAKs) sent to ranks for their uploads
-  uint64_t frontiers_sent = 0;
-  uint64_t rnr_naks_sent = 0;  // to a rank retransmitting while others are slow
-  uint64_t tx_frames = 0;
+enum class CounterKind : uint8_t { kTotal, kDisposition, kDrop, kEvent };
 
+// clang-format off
+#define EPIC_ENGINE_COUNTERS(X)                                                                     \
+  X(rx_frames, kTotal, "rx_frames", "frames given to process()")                                  \
+  /* dispositions: every frame in exactly one of these or one drop */                             \
+  X(upward_accepted, kDisposition, "upward_accepted", "contribution added to a slot")             \
+  X(upward_duplicate, kDisposition, "upward_duplicate", "child already contributed")              \
+  X(upward_stale, kDisposition, "upward_stale", "for a PSN whose slot was already recycled")      \
+  X(upward_slot_busy, kDisposition, "upward_slot_busy", "slot held by another live PSN")          \
+  X(upward_done, kDisposition, "upward_done", "every receiver already ACKed: ACK re-sent")        \
+  X(downward_accepted, kDisposition, "downward_accepted", "result from the parent, replicated")   \
+  X(downward_duplicate, kDisposition, "downward_duplicate", "result for a complete slot")         \
+  X(downward_unexpected, kDisposition, "downward_unexpected", "result nobody here waits for")     \
+  X(acks_reflected, kDisposition, "acks_reflected", "rank ACK/NAK processed")                     \
+  X(frontier_from_child, kDisposition, "frontier_from_child", "ACK frontier from a lower switch") \
+  X(frontier_from_parent, kDisposition, "frontier_from_parent", "global ACK frontier from above") \
+  /* drops, by reason */                                                                           \
+  X(drop_parse, kDrop, "parse", "not a well-formed RoCEv2 frame (or bad ICRC)")                   \
+  X(drop_no_route, kDrop, "no_route", "(IP, QP) is not a group endpoint here")                    \
+  X(drop_data_before_control, kDrop, "data_before_control", "data before its control message")    \
+  X(drop_unknown_psn, kDrop, "unknown_psn", "PSN in no known collective of that child")           \
+  X(drop_bad_control, kDrop, "bad_control", "control message malformed or disagreeing")           \
+  X(drop_inconsistent, kDrop, "inconsistent", "opcode/length disagrees with slot or collective")  \
+  X(drop_unsupported, kDrop, "unsupported", "opcode or collective type not handled")              \
+  /* events */                                                                                     \
+  X(aggregations_completed, kEvent, "aggregations_completed", "slots whose aggregation completed")\
+  X(results_replicated, kEvent, "results_replicated", "result frames sent to children")           \
+  X(results_resent, kEvent, "results_resent", "result re-sent to one child after its duplicate")  \
+  X(partials_sent_up, kEvent, "partials_sent_up", "partial aggregates sent to the parent")        \
+  X(partials_resent_up, kEvent, "partials_resent_up", "partial aggregates sent again")            \
+  X(slots_recycled, kEvent, "slots_recycled", "slots freed by RecycleBuffer")                     \
+  X(upload_acks_sent, kEvent, "upload_acks_sent", "ACKs (and NAKs) sent to ranks for uploads")    \
+  X(frontiers_sent, kEvent, "frontiers_sent", "ACK frontiers sent up or down the tree")           \
+  X(rnr_naks_sent, kEvent, "rnr_naks_sent", "RNR NAKs to a rank retransmitting while others lag") \
+  X(tx_frames, kEvent, "tx_frames", "frames emitted")
+// clang-format on
+
+struct EngineCounters {
+#define EPIC_FIELD(field, kind, label, help) uint64_t field = 0;
+  EPIC_ENGINE_COUNTERS(EPIC_FIELD)
+#undef EPIC_FIELD
+
+  // Frames counted in a disposition or a drop: equals rx_frames after every process().
   uint64_t rx_accounted() const {
-    return upward_accepted + upward_duplicate + upward_stale + upward_slot_busy + upward_done +
-           downward_accepted + downward_duplicate + downward_unexpected + acks_reflected +
-           frontier_from_child + frontier_from_parent + drop_parse + drop_no_route +
-           drop_data_before_control + drop_unknown_psn + drop_bad_control + drop_inconsistent +
-           drop_unsupported;
+    uint64_t n = 0;
+#define EPIC_SUM(field, kind, label, help)                                                       \
+  if (CounterKind::kind == CounterKind::kDisposition || CounterKind::kind == CounterKind::kDrop) \
+    n += field;
+    EPIC_ENGINE_COUNTERS(EPIC_SUM)
+#undef EPIC_SUM
+    return n;
+  }
+
+  // Sums another instance's counters (workers, switches) into this one.
+  EngineCounters& operator+=(const EngineCounters& o) {
+#define EPIC_ADD(field, kind, label, help) field += o.field;
+    EPIC_ENGINE_COUNTERS(EPIC_ADD)
+#undef EPIC_ADD
+    return *this;
   }
 };
 

@@ -12,13 +12,24 @@
 #include <optional>
 #include <vector>
 
-#include "datapath/engine/collective_map.h"
 #include "datapath/engine/slot.h"
 #include "datapath/engine/translate_header.h"
+#include "proto/vocab/collective_map.h"
+#include "proto/vocab/counters.h"
+#include "proto/vocab/limits.h"
 
 namespace epic::engine {
 
-inline constexpr size_t kMaxChildren = 64;  // bitmap width of a slot
+// The protocol vocabulary the engine speaks (proto/vocab/).
+using vocab::CollectiveDescriptor;
+using vocab::CollectiveShape;
+using vocab::CollectiveType;
+using vocab::decode_control;
+using vocab::kControlImm;
+using vocab::kControlPayloadBytes;
+using vocab::shape_of;
+
+inline constexpr size_t kMaxChildren = vocab::kMaxChildren;  // bitmap width of a slot
 
 // One child edge of this switch: a rank NIC, or a lower switch.
 struct ChildLink {
@@ -47,8 +58,9 @@ struct GroupConfig {
   std::vector<ChildLink> children;
   std::optional<ParentLink> parent;  // absent at the root switch
   uint32_t initial_psn = 0;          // common to every rank of the group
-  uint32_t window = 16;              // MW: the ranks' outstanding-packet window (power of two)
-  uint16_t pmtu = 1024;
+  uint32_t window =
+      vocab::kDefaultWindow;  // MW: the ranks' outstanding-packet window (power of two)
+  uint16_t pmtu = vocab::kDefaultPmtu;
   friend bool operator==(const GroupConfig&, const GroupConfig&) = default;
 };
 
@@ -63,15 +75,11 @@ struct CollectiveRecord {
 
 // Per-group telemetry (the engine-wide EngineCounters say why frames were dropped; these say
 // how each group is doing). Read by the worker that owns the group.
+// The fields are EPIC_GROUP_COUNTERS (proto/vocab/counters.h).
 struct GroupStats {
-  uint64_t rx_frames = 0;        // frames routed to this group (any disposition)
-  uint64_t upward_accepted = 0;  // contributions and one-source packets taken from children
-  uint64_t retransmissions = 0;  // contributions a child had already sent (duplicate or done)
-  uint64_t aggregations_completed = 0;
-  uint64_t downward_accepted = 0;  // results from the parent
-  uint64_t results_replicated = 0;
-  uint64_t acks_from_ranks = 0;
-  uint64_t dropped = 0;  // routed here but refused (before control, unknown PSN, inconsistent...)
+#define EPIC_FIELD(name, help) uint64_t name = 0;
+  EPIC_GROUP_COUNTERS(EPIC_FIELD)
+#undef EPIC_FIELD
   // Moves whenever the group makes progress; a stall detector compares it over time.
   uint64_t progress() const {
     return upward_accepted + aggregations_completed + downward_accepted + acks_from_ranks;

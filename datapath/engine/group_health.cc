@@ -1,6 +1,6 @@
 #include "datapath/engine/group_health.h"
 
-#include "datapath/wire/psn.h"
+#include "proto/vocab/psn.h"
 
 namespace epic::engine {
 
@@ -14,7 +14,7 @@ GroupHealth group_health(const GroupState& g) {
     if (!s.used || (s.state != SlotState::kAggregating && s.state != SlotState::kSentUp)) continue;
     ++h.busy_slots;
     // Age relative to the global ACK frontier: the smallest distance is the oldest slot.
-    const int32_t age = wire::psn_diff(s.psn, g.global_frontier);
+    const int32_t age = vocab::psn_diff(s.psn, g.global_frontier);
     if (h.busy_slots == 1 || age < oldest_age) {
       oldest_age = age;
       h.oldest_psn = s.psn;

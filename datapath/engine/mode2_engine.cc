@@ -2,6 +2,7 @@
 // data path. The ACK side (rank ACKs, frontiers) is in mode2_acks.cc.
 #include "datapath/engine/mode2_engine.h"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -9,7 +10,8 @@
 #include "datapath/arith/accumulate.h"
 #include "datapath/wire/opcode.h"
 #include "datapath/wire/parser.h"
-#include "datapath/wire/psn.h"
+#include "proto/vocab/aeth.h"
+#include "proto/vocab/psn.h"
 
 namespace epic::engine {
 
@@ -20,13 +22,14 @@ uint32_t data_packets(const CollectiveDescriptor& d, uint16_t ranks, uint16_t pm
 }
 
 uint32_t Mode2Engine::Item::gpsn() const {
-  return w::psn_add(record->g_ctrl, control ? 0 : 1 + int64_t{j});
+  return vocab::psn_add(record->g_ctrl, control ? 0 : 1 + int64_t{j});
 }
 
 namespace {
 
 // RNR NAK, timer code 12 (0.64 ms, IBA table 45).
-constexpr uint8_t kRnrNakWhileWaiting = 0x20 | 12;
+constexpr uint8_t kRnrNakWhileWaiting = vocab::aeth::rnr_nak(12);
+constexpr uint8_t kAck = vocab::aeth::kAckUnlimitedCredits;
 
 bool is_control(const w::PacketView& v) {
   return v.opcode() == w::op::kSendOnlyImm && v.immdt() == kControlImm;
@@ -34,124 +37,157 @@ bool is_control(const w::PacketView& v) {
 
 }  // namespace
 
-void Mode2Engine::install_group(const GroupConfig& config, SlotRegion* slots) {
-  // 2*MW must divide 2^24 so that "PSN mod 2*MW" stays continuous across the PSN wrap.
-  if (config.window == 0 || (config.window & (config.window - 1)) != 0 ||
-      config.window > (1u << 20)) {
-    throw std::invalid_argument("group window (MW) must be a power of two <= 2^20");
+std::string_view to_string(AttachResult r) {
+  switch (r) {
+    case AttachResult::kOk:
+      return "ok";
+    case AttachResult::kGroupInstalled:
+      return "the group id is already installed";
+    case AttachResult::kEndpointInUse:
+      return "a local (IP, QPN) of the group is already an endpoint here";
+    case AttachResult::kFull:
+      return "the engine's group or edge table is full";
   }
-  if (config.children.empty() || config.children.size() > kMaxChildren) {
-    throw std::invalid_argument("a group needs 1..64 children at a switch");
-  }
-  if (config.num_ranks == 0) throw std::invalid_argument("a group needs num_ranks >= 1");
-  for (const ChildLink& c : config.children) {
-    if (c.rank_count == 0 || uint32_t{c.first_rank} + c.rank_count > config.num_ranks ||
-        (c.is_rank && c.rank_count != 1)) {
-      throw std::invalid_argument("child rank range outside the group");
-    }
-  }
-  if (slots == nullptr || slots->nslots != 2 * config.window || slots->pmtu != config.pmtu) {
-    throw std::invalid_argument("slot region must hold 2*MW slots of the group's path MTU");
-  }
-  for (const auto& installed : configs_) {
-    if (installed->group_id == config.group_id)
-      throw std::invalid_argument("group " + std::to_string(config.group_id) +
-                                  " is already installed");
-  }
-  for (const ChildLink& c : config.children) {
-    if (lookup_.find(c.local.ipv4, c.local.qpn) != nullptr)
-      throw std::invalid_argument("a child's local (IP, QPN) is already an endpoint here");
-  }
-  if (config.parent && lookup_.find(config.parent->local.ipv4, config.parent->local.qpn))
-    throw std::invalid_argument("the parent edge's local (IP, QPN) is already an endpoint here");
-  auto cfg = std::make_unique<GroupConfig>(config);
-  auto st = std::make_unique<GroupState>();
-  st->config = cfg.get();
-  st->slots = slots;
-  st->history.resize(2 * size_t{config.window} + 2);
-  const uint32_t start = config.initial_psn & w::kPsnMask;
-  const uint32_t before = w::psn_add(start, -1);
-  st->next_g_ctrl = start;
-  st->subtree_frontier = st->global_frontier = before;
-  for (size_t c = 0; c < config.children.size(); ++c) {
-    st->next_send_ctrl[c] = st->next_recv_ctrl[c] = start;
-    st->child_frontier[c] = st->acked_recv_psn[c] = st->acked_send_psn[c] = before;
-    st->max_send_psn[c] = before;
-    lookup_.insert(config.children[c].local.ipv4, config.children[c].local.qpn,
-                   {st.get(), static_cast<int16_t>(c)});
-  }
-  if (config.parent)
-    lookup_.insert(config.parent->local.ipv4, config.parent->local.qpn, {st.get(), -1});
-  configs_.push_back(std::move(cfg));
-  groups_.push_back(std::move(st));
+  return "invalid";
 }
 
-bool Mode2Engine::remove_group(uint32_t group_id) {
+Mode2Engine::Mode2Engine(size_t max_groups, size_t max_edges)
+    : lookup_(max_edges), max_groups_(max_groups) {
+  groups_.reserve(max_groups_);
+}
+
+AttachResult Mode2Engine::attach(GroupInstance& group) {
+  const GroupConfig& config = group.config;
+  for (const GroupState* g : groups_) {
+    if (g->config->group_id == config.group_id) return AttachResult::kGroupInstalled;
+  }
+  if (groups_.size() >= max_groups_) return AttachResult::kFull;
+  const size_t edges = config.children.size() + (config.parent ? 1 : 0);
+  if (lookup_.size() + edges > lookup_.max_edges()) return AttachResult::kFull;
+  for (const ChildLink& c : config.children) {
+    if (lookup_.find(c.local.ipv4, c.local.qpn) != nullptr) return AttachResult::kEndpointInUse;
+  }
+  if (config.parent && lookup_.find(config.parent->local.ipv4, config.parent->local.qpn)) {
+    return AttachResult::kEndpointInUse;
+  }
+  // The group's own endpoints could repeat one another: insert, and roll back on a clash.
+  GroupState* st = &group.state;
+  size_t done = 0;  // children inserted
+  for (; done < config.children.size(); ++done) {
+    const ChildLink& c = config.children[done];
+    if (!lookup_.insert(c.local.ipv4, c.local.qpn, {st, static_cast<int16_t>(done)})) break;
+  }
+  bool ok = done == config.children.size();
+  if (ok && config.parent) {
+    ok = lookup_.insert(config.parent->local.ipv4, config.parent->local.qpn, {st, -1});
+  }
+  if (!ok) {
+    for (size_t c = 0; c < done; ++c) {
+      lookup_.erase(config.children[c].local.ipv4, config.children[c].local.qpn);
+    }
+    return AttachResult::kEndpointInUse;
+  }
+  groups_.push_back(st);
+  return AttachResult::kOk;
+}
+
+bool Mode2Engine::detach(uint32_t group_id) {
   for (size_t i = 0; i < groups_.size(); ++i) {
-    const GroupConfig& cfg = *configs_[i];
+    const GroupConfig& cfg = *groups_[i]->config;
     if (cfg.group_id != group_id) continue;
     for (const ChildLink& c : cfg.children) lookup_.erase(c.local.ipv4, c.local.qpn);
     if (cfg.parent) lookup_.erase(cfg.parent->local.ipv4, cfg.parent->local.qpn);
     groups_.erase(groups_.begin() + static_cast<long>(i));
-    configs_.erase(configs_.begin() + static_cast<long>(i));
     return true;
   }
   return false;
 }
 
+void Mode2Engine::install_group(const GroupConfig& config, SlotRegion* slots) {
+  std::string error;
+  std::unique_ptr<GroupInstance> g = prepare_group(config, slots, error);
+  if (!g) throw std::invalid_argument(error);
+  const AttachResult r = attach(*g);
+  if (r != AttachResult::kOk) {
+    throw std::invalid_argument("group " + std::to_string(config.group_id) + ": " +
+                                std::string(to_string(r)));
+  }
+  owned_.push_back(std::move(g));
+}
+
+bool Mode2Engine::remove_group(uint32_t group_id) {
+  if (!detach(group_id)) return false;
+  std::erase_if(owned_, [&](const auto& g) { return g->config.group_id == group_id; });
+  return true;
+}
+
 void Mode2Engine::process(const RxFrame* frames, size_t n, TxBatch& out) {
-  for (size_t i = 0; i < n; ++i) {
-    ++counters_.rx_frames;
-    const auto r = w::parse(frames[i].data, frames[i].length);
-    if (!r.ok()) {
-      ++counters_.drop_parse;
-      continue;
+  // A burst in chunks: parse every frame of the chunk once and prefetch its route, then act.
+  constexpr size_t kChunk = 32;
+  w::ParseResult parsed[kChunk];
+  for (size_t first = 0; first < n; first += kChunk) {
+    const size_t m = std::min(kChunk, n - first);
+    for (size_t k = 0; k < m; ++k) {
+      parsed[k] = w::parse(frames[first + k].data, frames[first + k].length);
+      const w::PacketView& v = parsed[k].view;
+      if (parsed[k].ok() && v.ip_version == w::IpVersion::kV4) {
+        lookup_.prefetch(v.ipv4_dst(), v.dest_qp());
+      }
     }
-    const w::PacketView& v = r.view;
-    const Route* route =
-        v.ip_version == w::IpVersion::kV4 ? lookup_.find(v.ipv4_dst(), v.dest_qp()) : nullptr;
-    if (route == nullptr) {
-      ++counters_.drop_no_route;
-      continue;
-    }
-    GroupState& g = *route->group;
-    ++g.stats.rx_frames;
-    const w::OpcodeInfo& op = *v.op;
-    if (op.kind == w::OpKind::kAck) {
-      if (route->child < 0) {
-        ++counters_.frontier_from_parent;
-        update_global_frontier(g, v.psn(), out);
-      } else if (g.config->children[static_cast<size_t>(route->child)].is_rank) {
-        rank_ack(g, route->child, v, out);
+    for (size_t k = 0; k < m; ++k) dispatch(parsed[k], out);
+  }
+}
+
+void Mode2Engine::dispatch(const w::ParseResult& r, TxBatch& out) {
+  ++counters_.rx_frames;
+  if (!r.ok()) {
+    ++counters_.drop_parse;
+    return;
+  }
+  const w::PacketView& v = r.view;
+  const Route* route =
+      v.ip_version == w::IpVersion::kV4 ? lookup_.find(v.ipv4_dst(), v.dest_qp()) : nullptr;
+  if (route == nullptr) {
+    ++counters_.drop_no_route;
+    return;
+  }
+  GroupState& g = *route->group;
+  ++g.stats.rx_frames;
+  const w::OpcodeInfo& op = *v.op;
+  if (op.kind == w::OpKind::kAck) {
+    if (route->child < 0) {
+      ++counters_.frontier_from_parent;
+      update_global_frontier(g, v.psn(), out);
+    } else if (g.config->children[static_cast<size_t>(route->child)].is_rank) {
+      rank_ack(g, route->child, v, out);
+    } else {
+      ++counters_.frontier_from_child;
+      const size_t c = static_cast<size_t>(route->child);
+      if (vocab::psn_gt(v.psn(), g.child_frontier[c])) {
+        g.child_frontier[c] = v.psn();
+        update_subtree_frontier(g, out);
       } else {
-        ++counters_.frontier_from_child;
-        const size_t c = static_cast<size_t>(route->child);
-        if (w::psn_gt(v.psn(), g.child_frontier[c])) {
-          g.child_frontier[c] = v.psn();
-          update_subtree_frontier(g, out);
-        } else {
-          // A repeated report: the child may have lost our frontier; ours may be lost upward.
-          const ChildLink& l = g.config->children[c];
-          send_ack(g, l.local, l.remote, l.port, l.udp_src_port, g.global_frontier, 0x1F, out);
+        // A repeated report: the child may have lost our frontier; ours may be lost upward.
+        const ChildLink& l = g.config->children[c];
+        send_ack(g, l.local, l.remote, l.port, l.udp_src_port, g.global_frontier, kAck, out);
+        ++counters_.frontiers_sent;
+        if (g.config->parent) {
+          const ParentLink& p = *g.config->parent;
+          send_ack(g, p.local, p.remote, p.port, p.udp_src_port, g.subtree_frontier, kAck, out);
           ++counters_.frontiers_sent;
-          if (g.config->parent) {
-            const ParentLink& p = *g.config->parent;
-            send_ack(g, p.local, p.remote, p.port, p.udp_src_port, g.subtree_frontier, 0x1F, out);
-            ++counters_.frontiers_sent;
-          }
         }
       }
-    } else if (op.kind == w::OpKind::kSend && op.transport == w::Transport::kRc &&
-               !op.has(w::kExtIeth)) {
-      if (route->child >= 0) {
-        upward(g, route->child, v, out);
-      } else {
-        downward(g, v, out);
-      }
-    } else {
-      ++counters_.drop_unsupported;
-      ++g.stats.dropped;
     }
+  } else if (op.kind == w::OpKind::kSend && op.transport == w::Transport::kRc &&
+             !op.has(w::kExtIeth)) {
+    if (route->child >= 0) {
+      upward(g, route->child, v, out);
+    } else {
+      downward(g, v, out);
+    }
+  } else {
+    ++counters_.drop_unsupported;
+    ++g.stats.dropped;
   }
 }
 
@@ -187,10 +223,10 @@ Mode2Engine::Item Mode2Engine::locate_rank(const GroupState& g, int child, uint3
   };
   const CollectiveRecord* rec = find_record(g, [&](const CollectiveRecord& r) {
     const uint32_t n = send ? r.shape.send_count(rank) : r.shape.recv_count(rank);
-    return w::psn_in_window(psn, start(r), 1 + n);
+    return vocab::psn_in_window(psn, start(r), 1 + n);
   });
   if (rec == nullptr) return {};
-  const uint32_t off = (psn - start(*rec)) & w::kPsnMask;
+  const uint32_t off = (psn - start(*rec)) & vocab::kPsnMask;
   if (off == 0) return {rec, true, 0};
   return {rec, false,
           send ? rec->shape.send_item(rank, off - 1) : rec->shape.recv_item(rank, off - 1)};
@@ -198,10 +234,10 @@ Mode2Engine::Item Mode2Engine::locate_rank(const GroupState& g, int child, uint3
 
 Mode2Engine::Item Mode2Engine::locate_group(const GroupState& g, uint32_t gpsn) const {
   const CollectiveRecord* rec = find_record(g, [&](const CollectiveRecord& r) {
-    return w::psn_in_window(gpsn, r.g_ctrl, 1 + r.shape.n_data);
+    return vocab::psn_in_window(gpsn, r.g_ctrl, 1 + r.shape.n_data);
   });
   if (rec == nullptr) return {};
-  const uint32_t off = (gpsn - rec->g_ctrl) & w::kPsnMask;
+  const uint32_t off = (gpsn - rec->g_ctrl) & vocab::kPsnMask;
   return off == 0 ? Item{rec, true, 0} : Item{rec, false, off - 1};
 }
 
@@ -216,13 +252,13 @@ const CollectiveRecord* Mode2Engine::create_record(GroupState& g, const Collecti
     rec.recv_ctrl[c] = g.next_recv_ctrl[c];
     const uint32_t sent = link.is_rank ? rec.shape.send_count(link.first_rank) : rec.shape.n_data;
     const uint32_t recvd = link.is_rank ? rec.shape.recv_count(link.first_rank) : rec.shape.n_data;
-    g.next_send_ctrl[c] = w::psn_add(g.next_send_ctrl[c], 1 + int64_t{sent});
-    g.next_recv_ctrl[c] = w::psn_add(g.next_recv_ctrl[c], 1 + int64_t{recvd});
+    g.next_send_ctrl[c] = vocab::psn_add(g.next_send_ctrl[c], 1 + int64_t{sent});
+    g.next_recv_ctrl[c] = vocab::psn_add(g.next_recv_ctrl[c], 1 + int64_t{recvd});
   }
   if (!rec.shape.multi_source() && rec.shape.n_data > 0) {
-    g.one_source_until = w::psn_add(rec.g_ctrl, rec.shape.n_data);
+    g.one_source_until = vocab::psn_add(rec.g_ctrl, rec.shape.n_data);
   }
-  g.next_g_ctrl = w::psn_add(g.next_g_ctrl, 1 + int64_t{rec.shape.n_data});
+  g.next_g_ctrl = vocab::psn_add(g.next_g_ctrl, 1 + int64_t{rec.shape.n_data});
   ++g.collectives;
   return &rec;
 }
@@ -257,8 +293,8 @@ void Mode2Engine::upward(GroupState& g, int child, const w::PacketView& v, TxBat
   Item it = locate_send(g, child, psn);
   if (it.record == nullptr) {
     if (psn != g.next_send_ctrl[c]) {
-      ++(w::psn_gt(psn, g.next_send_ctrl[c]) ? counters_.drop_data_before_control
-                                             : counters_.drop_unknown_psn);
+      ++(vocab::psn_gt(psn, g.next_send_ctrl[c]) ? counters_.drop_data_before_control
+                                                 : counters_.drop_unknown_psn);
       ++g.stats.dropped;
       return;
     }
@@ -299,14 +335,14 @@ void Mode2Engine::upward(GroupState& g, int child, const w::PacketView& v, TxBat
   }
   const uint32_t gpsn = it.gpsn();
   // Every receiver has acknowledged this packet: the sender lost our ACK. Say it again.
-  if (!w::psn_gt(gpsn, g.global_frontier)) {
+  if (!vocab::psn_gt(gpsn, g.global_frontier)) {
     ++counters_.upward_done;
     ++g.stats.retransmissions;
     if (cfg.children[c].is_rank) {
       ack_rank_uploads(g, child, true, out);
     } else {
       const ChildLink& l = cfg.children[c];
-      send_ack(g, l.local, l.remote, l.port, l.udp_src_port, g.global_frontier, 0x1F, out);
+      send_ack(g, l.local, l.remote, l.port, l.udp_src_port, g.global_frontier, kAck, out);
       ++counters_.frontiers_sent;
     }
     return;
@@ -321,18 +357,18 @@ void Mode2Engine::upward(GroupState& g, int child, const w::PacketView& v, TxBat
       // A retransmission of the source's oldest upload means a receiver lost it. Forward it, and
       // answer RNR NAK: the source resends after the RNR timer without spending its retry count
       // on the receivers' losses.
-      if (!w::psn_gt(psn, g.max_send_psn[c]) && psn == w::psn_add(g.acked_send_psn[c], 1)) {
+      if (!vocab::psn_gt(psn, g.max_send_psn[c]) && psn == vocab::psn_add(g.acked_send_psn[c], 1)) {
         send_ack(g, l.local, l.remote, l.port, l.udp_src_port, psn, kRnrNakWhileWaiting, out);
         ++counters_.rnr_naks_sent;
         // The source may be waiting on a frontier report this switch sent up and lost:
         // repeat it, as the multi-source path does for a duplicate contribution.
         if (cfg.parent) {
           send_ack(g, cfg.parent->local, cfg.parent->remote, cfg.parent->port,
-                   cfg.parent->udp_src_port, g.subtree_frontier, 0x1F, out);
+                   cfg.parent->udp_src_port, g.subtree_frontier, kAck, out);
           ++counters_.frontiers_sent;
         }
       }
-      if (w::psn_gt(psn, g.max_send_psn[c])) g.max_send_psn[c] = psn;
+      if (vocab::psn_gt(psn, g.max_send_psn[c])) g.max_send_psn[c] = psn;
     }
     if (cfg.parent) {
       send_up(g, gpsn, v.opcode(), 0, v.payload(), v.data_len(), out);
@@ -354,7 +390,7 @@ void Mode2Engine::aggregate(GroupState& g, int child, const Item& it, const w::P
   Slot& s = region.meta[i];
   // CheckDuplicate. A recycled slot keeps the PSN it last held: a late duplicate of that PSN
   // (or older) must not claim it again, or the zombie would block the slot's next PSN.
-  if (s.state == SlotState::kEmpty && (!s.used || w::psn_gt(gpsn, s.psn))) {
+  if (s.state == SlotState::kEmpty && (!s.used || vocab::psn_gt(gpsn, s.psn))) {
     s = Slot{};
     s.used = true;
     s.psn = gpsn;
@@ -366,7 +402,7 @@ void Mode2Engine::aggregate(GroupState& g, int child, const Item& it, const w::P
     s.dtype = it.record->shape.desc.dtype;
     s.op = it.record->shape.desc.op;
   } else if (s.state == SlotState::kEmpty || s.psn != gpsn) {
-    ++(w::psn_gt(gpsn, s.psn) ? counters_.upward_slot_busy : counters_.upward_stale);
+    ++(vocab::psn_gt(gpsn, s.psn) ? counters_.upward_slot_busy : counters_.upward_stale);
     return;
   }
   const uint64_t bit = uint64_t{1} << child;
@@ -376,12 +412,12 @@ void Mode2Engine::aggregate(GroupState& g, int child, const Item& it, const w::P
     // Someone below retransmits: repeat the frontiers it may be waiting for.
     const ChildLink& l = cfg.children[static_cast<size_t>(child)];
     if (!l.is_rank) {
-      send_ack(g, l.local, l.remote, l.port, l.udp_src_port, g.global_frontier, 0x1F, out);
+      send_ack(g, l.local, l.remote, l.port, l.udp_src_port, g.global_frontier, kAck, out);
       ++counters_.frontiers_sent;
     }
     if (cfg.parent) {
       send_ack(g, cfg.parent->local, cfg.parent->remote, cfg.parent->port, cfg.parent->udp_src_port,
-               g.subtree_frontier, 0x1F, out);
+               g.subtree_frontier, kAck, out);
       ++counters_.frontiers_sent;
     }
     const bool result_for_child = s.state == SlotState::kComplete && child_receives(g, child, it);
@@ -404,7 +440,7 @@ void Mode2Engine::aggregate(GroupState& g, int child, const Item& it, const w::P
     // its NIC wait and retry without spending its retry count, so one slow rank or one lossy
     // path does not make the others fail with retry-exceeded.
     if (!result_for_child && l.is_rank &&
-        v.psn() == w::psn_add(g.acked_send_psn[static_cast<size_t>(child)], 1)) {
+        v.psn() == vocab::psn_add(g.acked_send_psn[static_cast<size_t>(child)], 1)) {
       send_ack(g, l.local, l.remote, l.port, l.udp_src_port, v.psn(), kRnrNakWhileWaiting, out);
       ++counters_.rnr_naks_sent;
     }
@@ -454,11 +490,11 @@ void Mode2Engine::aggregate(GroupState& g, int child, const Item& it, const w::P
 // as every rank sends every PSN in between (AllReduce, Reduce, ReduceScatter, control
 // messages). Otherwise the slot waits for the ACK frontier (mode2_acks.cc).
 void Mode2Engine::recycle_epic(GroupState& g, uint32_t completed_psn) {
-  const uint32_t old = w::psn_add(completed_psn, -int64_t{g.config->window});
+  const uint32_t old = vocab::psn_add(completed_psn, -int64_t{g.config->window});
   if (g.one_source_until) {
-    if (w::psn_diff(old, *g.one_source_until) > (1 << 22)) {
+    if (vocab::psn_diff(old, *g.one_source_until) > (1 << 22)) {
       g.one_source_until.reset();  // long past: forget it before the PSN comparison wraps
-    } else if (!w::psn_gt(old, *g.one_source_until)) {
+    } else if (!vocab::psn_gt(old, *g.one_source_until)) {
       return;
     }
   }
@@ -486,7 +522,7 @@ void Mode2Engine::downward(GroupState& g, const w::PacketView& v, TxBatch& out) 
     ++g.stats.dropped;
     return;
   }
-  if (!w::psn_gt(gpsn, g.global_frontier)) {
+  if (!vocab::psn_gt(gpsn, g.global_frontier)) {
     ++counters_.downward_duplicate;  // every receiver below already has it
     return;
   }
@@ -543,8 +579,8 @@ void Mode2Engine::replicate(GroupState& g, const Item& it, uint8_t opcode, uint3
     } else if (it.control) {
       f.psn = rec.recv_ctrl[c];
     } else {
-      f.psn =
-          w::psn_add(rec.recv_ctrl[c], 1 + int64_t{rec.shape.recv_index(link.first_rank, it.j)});
+      f.psn = vocab::psn_add(rec.recv_ctrl[c],
+                             1 + int64_t{rec.shape.recv_index(link.first_rank, it.j)});
     }
     f.ack_req = true;  // every result is acknowledged: the ACKs drive the senders' windows
     f.immdt = immdt;

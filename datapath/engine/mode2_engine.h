@@ -15,13 +15,16 @@
 #pragma once
 
 #include <memory>
+#include <string_view>
 #include <vector>
 
 #include "datapath/engine/counters.h"
 #include "datapath/engine/group.h"
+#include "datapath/engine/group_instance.h"
 #include "datapath/engine/lookup_table.h"
 #include "datapath/engine/tx_batch.h"
 #include "datapath/wire/packet_view.h"
+#include "datapath/wire/parser.h"
 
 namespace epic::engine {
 
@@ -31,21 +34,34 @@ struct RxFrame {
   uint16_t port = 0;
 };
 
+enum class AttachResult : uint8_t { kOk, kGroupInstalled, kEndpointInUse, kFull };
+std::string_view to_string(AttachResult r);
+
 class Mode2Engine {
  public:
-  // Installs a group. `slots` is the memory granted to it (2 * window slots of
-  // config.pmtu), owned by the caller and kept alive while the group is installed.
-  // Throws std::invalid_argument for a malformed configuration.
-  void install_group(const GroupConfig& config, SlotRegion* slots);
+  static constexpr size_t kDefaultMaxGroups = 1024;
+  // Room for `max_groups` groups and `max_edges` edges, allocated here once.
+  explicit Mode2Engine(size_t max_groups = kDefaultMaxGroups,
+                       size_t max_edges = LookupTable::kDefaultMaxEdges);
 
-  // Uninstalls a group (its routes and state; the slot region goes back to the caller).
-  // Returns false if no such group is installed.
+  // Packet-core safe: attaches a prepared instance (group_instance.h), owned by the caller
+  // and kept alive (with its slot region) until detach(). Never allocates or throws; refuses
+  // (nothing changes) a group id already attached, an endpoint already in use, or a full engine.
+  AttachResult attach(GroupInstance& group);
+  // Detaches a group (its routes; its instance goes back to the caller). False if absent.
+  bool detach(uint32_t group_id);
+
+  // For tests and tools, off the packet path: check, prepare and attach an instance the engine
+  // owns. `slots` (2 * window slots of config.pmtu) stays the caller's and must outlive the
+  // group. Throws std::invalid_argument with the reason when it cannot be installed.
+  void install_group(const GroupConfig& config, SlotRegion* slots);
+  // Detaches a group (and frees its instance if install_group made it). False if absent.
   bool remove_group(uint32_t group_id);
 
   void process(const RxFrame* frames, size_t n, TxBatch& out);
 
-  // Installed groups, for telemetry by the owning worker.
-  const std::vector<std::unique_ptr<GroupState>>& groups() const { return groups_; }
+  // Attached groups, for telemetry by the owning worker.
+  const std::vector<GroupState*>& groups() const { return groups_; }
 
   const EngineCounters& counters() const { return counters_; }
 
@@ -56,6 +72,7 @@ class Mode2Engine {
     uint32_t j = 0;
     uint32_t gpsn() const;
   };
+  void dispatch(const wire::ParseResult& r, TxBatch& out);
   void upward(GroupState& g, int child, const wire::PacketView& v, TxBatch& out);
   void downward(GroupState& g, const wire::PacketView& v, TxBatch& out);
   void rank_ack(GroupState& g, int child, const wire::PacketView& v, TxBatch& out);
@@ -87,8 +104,9 @@ class Mode2Engine {
   void ack_rank_uploads(GroupState& g, int child, bool force, TxBatch& out);
 
   LookupTable lookup_;
-  std::vector<std::unique_ptr<GroupConfig>> configs_;
-  std::vector<std::unique_ptr<GroupState>> groups_;
+  size_t max_groups_;
+  std::vector<GroupState*> groups_;                    // capacity max_groups_
+  std::vector<std::unique_ptr<GroupInstance>> owned_;  // made by install_group
   EngineCounters counters_;
 };
 

@@ -7,6 +7,7 @@
 #include "datapath/wire/icrc.h"
 #include "datapath/wire/layout.h"
 #include "datapath/wire/opcode.h"
+#include "proto/vocab/psn.h"
 
 namespace epic::engine {
 
@@ -57,14 +58,14 @@ size_t build_frame(uint8_t* out, size_t cap, const FrameSpec& s) {
   bth[w::bth::kFlags] = static_cast<uint8_t>(pad << 4);
   w::store_be16(bth + w::bth::kPkey, 0xFFFF);
   bth[w::bth::kFecnBecn] = 0;
-  w::store_be24(bth + w::bth::kDestQp, s.dst->qpn & 0xFFFFFF);
+  w::store_be24(bth + w::bth::kDestQp, s.dst->qpn & vocab::kQpnMask);
   bth[w::bth::kAckReq] = s.ack_req ? 0x80 : 0;
-  w::store_be24(bth + w::bth::kPsn, s.psn & 0xFFFFFF);
+  w::store_be24(bth + w::bth::kPsn, s.psn & vocab::kPsnMask);
 
   uint8_t* ext = bth + w::bth::kHeaderLen;
   if (op.has(w::kExtAeth)) {
     ext[op.off_aeth] = s.aeth_syndrome;
-    w::store_be24(ext + op.off_aeth + 1, s.aeth_msn & 0xFFFFFF);
+    w::store_be24(ext + op.off_aeth + 1, s.aeth_msn & vocab::kPsnMask);
   }
   if (op.has(w::kExtImmDt)) w::store_be32(ext + op.off_immdt, s.immdt);
   uint8_t* payload = ext + op.ext_len;

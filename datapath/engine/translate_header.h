@@ -16,7 +16,7 @@ namespace epic::engine {
 
 // One end of an IncTree edge: a rank NIC's QP, or a switch's virtual QP.
 struct Endpoint {
-  wire::MacAddr mac{};
+  vocab::MacAddr mac{};
   uint32_t ipv4 = 0;  // host order
   uint32_t qpn = 0;
   friend bool operator==(const Endpoint&, const Endpoint&) = default;

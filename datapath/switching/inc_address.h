@@ -11,7 +11,7 @@ namespace epic::switching {
 
 struct IncAddress {
   uint32_t ipv4 = 0;  // host order
-  wire::MacAddr mac{};
+  vocab::MacAddr mac{};
   friend bool operator==(const IncAddress&, const IncAddress&) = default;
 };
 

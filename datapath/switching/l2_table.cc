@@ -12,7 +12,7 @@ L2Table::L2Table(size_t capacity, uint64_t aging_ns)
   buckets_ = std::make_unique<Bucket[]>(nbuckets_);
 }
 
-uint64_t L2Table::mac48(const wire::MacAddr& mac) {
+uint64_t L2Table::mac48(const vocab::MacAddr& mac) {
   uint64_t m = 0;  // any fixed 48-bit encoding will do: it is only hashed and compared
   std::memcpy(&m, mac.data(), mac.size());
   return m;
@@ -32,7 +32,7 @@ void L2Table::buckets_of(uint64_t mac, Bucket** first, Bucket** second) const {
   *second = &buckets_[b];
 }
 
-void L2Table::learn(const wire::MacAddr& mac, uint16_t port, uint64_t now_ns) {
+void L2Table::learn(const vocab::MacAddr& mac, uint16_t port, uint64_t now_ns) {
   if (mac[0] & 0x01) return;  // group bit: multicast or broadcast is never a source
   const uint64_t m = mac48(mac);
   if (m == 0) return;
@@ -77,7 +77,7 @@ void L2Table::learn(const wire::MacAddr& mac, uint16_t port, uint64_t now_ns) {
   slot->seen_ns = now_ns;
 }
 
-std::optional<uint16_t> L2Table::lookup(const wire::MacAddr& mac, uint64_t now_ns) const {
+std::optional<uint16_t> L2Table::lookup(const vocab::MacAddr& mac, uint64_t now_ns) const {
   const uint64_t m = mac48(mac);
   if (m == 0) return std::nullopt;
   Bucket* cand[2];

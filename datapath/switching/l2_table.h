@@ -44,10 +44,10 @@ class L2Table {
   // Records that `mac` was seen as a source on `port`. Multicast, broadcast
   // and all-zero source MACs are ignored. Refreshing a live entry on the same
   // port only stores the timestamp.
-  void learn(const wire::MacAddr& mac, uint16_t port, uint64_t now_ns);
+  void learn(const vocab::MacAddr& mac, uint16_t port, uint64_t now_ns);
   // The port `mac` was last seen on; nullopt when unknown or aged (last seen
   // more than aging_ns before now_ns).
-  std::optional<uint16_t> lookup(const wire::MacAddr& mac, uint64_t now_ns) const;
+  std::optional<uint16_t> lookup(const vocab::MacAddr& mac, uint64_t now_ns) const;
   // Forgets every entry on `port` (link down, port removed).
   void flush_port(uint16_t port);
   // Live entries; walks the whole table (not for the packet path).
@@ -68,7 +68,7 @@ class L2Table {
   };
   static_assert(sizeof(Bucket) == 128);
 
-  static uint64_t mac48(const wire::MacAddr& mac);
+  static uint64_t mac48(const vocab::MacAddr& mac);
   // The two candidate buckets of a MAC; equal when the table has one bucket.
   void buckets_of(uint64_t mac, Bucket** first, Bucket** second) const;
   // The entry of `mac` (live or expired) in its candidate buckets; a MAC has at most one.

@@ -51,8 +51,8 @@ bool SwitchPipeline::is_inc_mac(const uint8_t* mac) const {
   return false;
 }
 
-static w::MacAddr mac_at(const uint8_t* p) {
-  w::MacAddr m;
+static vocab::MacAddr mac_at(const uint8_t* p) {
+  vocab::MacAddr m;
   for (size_t i = 0; i < m.size(); ++i) m[i] = p[i];
   return m;
 }

@@ -31,6 +31,7 @@
 #include "datapath/engine/tx_batch.h"
 #include "datapath/switching/inc_address.h"
 #include "datapath/switching/l2_table.h"
+#include "proto/vocab/psn.h"
 
 namespace epic::switching {
 
@@ -86,7 +87,7 @@ struct PipelineConfig {
   // (INC IPv4, QPN) of every group edge at this switch -> the worker that owns the group.
   std::unordered_map<uint64_t, uint16_t> owner;
   static uint64_t key(uint32_t ipv4, uint32_t qpn) {
-    return (uint64_t{ipv4} << 24) | (qpn & 0xFFFFFF);
+    return (uint64_t{ipv4} << 24) | (qpn & vocab::kQpnMask);
   }
 };
 

@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "proto/vocab/limits.h"
+
 namespace epic::wire {
 
 inline constexpr uint16_t kRoceV2Port = 4791;
@@ -80,6 +82,6 @@ inline constexpr size_t kLen = 16;
 }
 
 inline constexpr size_t kIcrcLen = 4;
-inline constexpr size_t kMaxPayload = 4096;  // largest IB path MTU
+inline constexpr size_t kMaxPayload = vocab::kMaxPmtu;  // largest IB path MTU
 
 }  // namespace epic::wire

@@ -5,6 +5,7 @@
 
 #include "datapath/wire/checksum.h"
 #include "datapath/wire/icrc.h"
+#include "proto/vocab/psn.h"
 
 namespace epic::wire {
 
@@ -137,9 +138,9 @@ size_t encode(const RocePacket& p, uint8_t* out, size_t cap) {
   store_be16(bh + bth::kPkey, p.pkey);
   bh[bth::kFecnBecn] =
       static_cast<uint8_t>((p.fecn ? 0x80 : 0) | (p.becn ? 0x40 : 0) | (p.bth_reserved6 & 0x3F));
-  store_be24(bh + bth::kDestQp, p.dest_qp & 0xFFFFFF);
+  store_be24(bh + bth::kDestQp, p.dest_qp & vocab::kQpnMask);
   bh[bth::kAckReq] = static_cast<uint8_t>((p.ack_req ? 0x80 : 0) | (p.bth_reserved7 & 0x7F));
-  store_be24(bh + bth::kPsn, p.psn & 0xFFFFFF);
+  store_be24(bh + bth::kPsn, p.psn & vocab::kPsnMask);
   off += bth::kHeaderLen;
 
   // Extension headers at the table's offsets.
@@ -147,7 +148,7 @@ size_t encode(const RocePacket& p, uint8_t* out, size_t cap) {
   if (op.has(kExtDeth)) {
     store_be32(ext + op.off_deth + deth::kQkey, p.deth.qkey);
     ext[op.off_deth + deth::kQkey + 4] = p.deth.reserved;
-    store_be24(ext + op.off_deth + deth::kSrcQp, p.deth.src_qp & 0xFFFFFF);
+    store_be24(ext + op.off_deth + deth::kSrcQp, p.deth.src_qp & vocab::kQpnMask);
   }
   if (op.has(kExtReth)) {
     store_be64(ext + op.off_reth + reth::kVa, p.reth.va);
@@ -163,7 +164,7 @@ size_t encode(const RocePacket& p, uint8_t* out, size_t cap) {
   }
   if (op.has(kExtAeth)) {
     ext[op.off_aeth + aeth::kSyndrome] = p.aeth.syndrome;
-    store_be24(ext + op.off_aeth + aeth::kMsn, p.aeth.msn & 0xFFFFFF);
+    store_be24(ext + op.off_aeth + aeth::kMsn, p.aeth.msn & vocab::kPsnMask);
   }
   if (op.has(kExtAtomicAckEth)) store_be64(ext + op.off_atomic_ack_eth, p.atomic_ack_orig);
   if (op.has(kExtImmDt)) store_be32(ext + op.off_immdt, p.immdt);

@@ -17,11 +17,12 @@
 #include <vector>
 
 #include "datapath/wire/packet_view.h"
+#include "proto/vocab/addr.h"
 
 namespace epic::wire {
 
-using MacAddr = std::array<uint8_t, 6>;
-using Ipv6Addr = std::array<uint8_t, 16>;
+using vocab::Ipv6Addr;
+using vocab::MacAddr;
 
 struct RocePacket {
   // Ethernet

@@ -8,7 +8,6 @@
 
 namespace epic::host {
 
-namespace e = epic::engine;
 namespace s = epic::soft;
 
 namespace {
@@ -23,21 +22,21 @@ uint64_t wr_id(uint64_t index, uint32_t message) { return index << kMessageBits 
 CollectiveRunner::CollectiveRunner(Endpoint& qp, uint16_t rank, uint16_t ranks)
     : qp_(qp), rank_(rank), ranks_(ranks) {}
 
-bool CollectiveRunner::start(const e::CollectiveDescriptor& d, std::span<const uint8_t> send,
+bool CollectiveRunner::start(const vocab::CollectiveDescriptor& d, std::span<const uint8_t> send,
                              std::span<uint8_t> recv) {
   if (!error_.empty()) return false;
   if (active_) {
     fail("start(" + format_collective(d) + ") while " + describe(started_ - 1) + " is in progress");
     return false;
   }
-  const e::CollectiveShape sh = e::shape_of(d, ranks_, qp_.pmtu());
+  const vocab::CollectiveShape sh = vocab::shape_of(d, ranks_, qp_.pmtu());
   const uint32_t chunk = sh.chunk_bytes;
   const uint32_t sends = sh.n_data == 0 ? 0 : sh.send_count(rank_) / sh.chunk_packets;
   const uint32_t recvs = sh.n_data == 0 ? 0 : sh.recv_count(rank_) / sh.chunk_packets;
   // The root of a Broadcast keeps its own data; an AllGather rank its own chunk.
   const bool local_part =
-      chunk > 0 && ((d.type == e::CollectiveType::kBroadcast && rank_ == d.root) ||
-                    d.type == e::CollectiveType::kAllGather);
+      chunk > 0 && ((d.type == vocab::CollectiveType::kBroadcast && rank_ == d.root) ||
+                    d.type == vocab::CollectiveType::kAllGather);
   const size_t need_send = sends > 0 || local_part ? send_bytes(d, ranks_) : 0;
   const size_t need_recv = recv_bytes(d, rank_, ranks_);
   if (send.size() < need_send || recv.size() < need_recv) {
@@ -57,24 +56,24 @@ bool CollectiveRunner::start(const e::CollectiveDescriptor& d, std::span<const u
   control_in_ = false;
 
   if (local_part) {
-    const size_t at = d.type == e::CollectiveType::kAllGather ? size_t{rank_} * chunk : 0;
+    const size_t at = d.type == vocab::CollectiveType::kAllGather ? size_t{rank_} * chunk : 0;
     std::memmove(recv.data() + at, send.data(), chunk);
   }
   Upload& up = uploads_.emplace_back();
   up.index = index;
   up.desc = d;
   up.sends_left = 1 + sends;
-  e::encode_control(d, up.control.data());
+  vocab::encode_control(d, up.control.data());
 
-  bool ok = qp_.post_recv({wr_id(index, 0), control_result_.data(), e::kControlPayloadBytes});
+  bool ok = qp_.post_recv({wr_id(index, 0), control_result_.data(), vocab::kControlPayloadBytes});
   for (uint32_t m = 0; m < recvs; ++m) {
     // AllGather results are the other ranks' chunks in rank order, each at its own offset.
-    const uint32_t from = d.type == e::CollectiveType::kAllGather && m >= rank_ ? m + 1 : m;
-    const size_t at = d.type == e::CollectiveType::kAllGather ? size_t{from} * chunk : 0;
+    const uint32_t from = d.type == vocab::CollectiveType::kAllGather && m >= rank_ ? m + 1 : m;
+    const size_t at = d.type == vocab::CollectiveType::kAllGather ? size_t{from} * chunk : 0;
     ok = ok && qp_.post_recv({wr_id(index, 1 + m), recv.data() + at, chunk});
   }
   ok = ok && qp_.post_send({wr_id(index, 0), s::SendOp::kSendWithImm, up.control.data(),
-                            e::kControlPayloadBytes, e::kControlImm});
+                            vocab::kControlPayloadBytes, vocab::kControlImm});
   deferred_ = !sh.multi_source() && sends > 0;
   if (ok && !deferred_) ok = post_data();
   if (!ok) {
@@ -91,7 +90,8 @@ bool CollectiveRunner::post_data() {
   bool ok = true;
   for (uint32_t m = 0; m < sends && ok; ++m) {
     // ReduceScatter sends every chunk of its input; the others send their whole input once.
-    const size_t at = shape_.desc.type == e::CollectiveType::kReduceScatter ? size_t{m} * chunk : 0;
+    const size_t at =
+        shape_.desc.type == vocab::CollectiveType::kReduceScatter ? size_t{m} * chunk : 0;
     ok = qp_.post_send({wr_id(index, 1 + m), s::SendOp::kSend, send_.data() + at, chunk});
   }
   return ok;
@@ -99,7 +99,7 @@ bool CollectiveRunner::post_data() {
 
 void CollectiveRunner::maybe_send_deferred() {
   if (!deferred_ || !control_in_) return;
-  if (shape_.desc.type == e::CollectiveType::kAllGather && results_in_ < rank_) return;
+  if (shape_.desc.type == vocab::CollectiveType::kAllGather && results_in_ < rank_) return;
   deferred_ = false;
   if (!post_data()) {
     fail("the QP refused the deferred data of " + describe(started_ - 1));
@@ -144,11 +144,11 @@ void CollectiveRunner::on_receive(uint64_t index, uint32_t message, const s::Com
     return;
   }
   if (message == 0) {
-    std::array<uint8_t, e::kControlPayloadBytes> sent{};
-    e::encode_control(shape_.desc, sent.data());
-    if (!c.with_imm || c.imm_data != e::kControlImm || c.byte_len != e::kControlPayloadBytes ||
-        sent != control_result_) {
-      const auto got = e::decode_control(control_result_.data(), c.byte_len);
+    std::array<uint8_t, vocab::kControlPayloadBytes> sent{};
+    vocab::encode_control(shape_.desc, sent.data());
+    if (!c.with_imm || c.imm_data != vocab::kControlImm ||
+        c.byte_len != vocab::kControlPayloadBytes || sent != control_result_) {
+      const auto got = vocab::decode_control(control_result_.data(), c.byte_len);
       fail(describe(index) + ": the switch returned a different control result (" +
            (got ? format_collective(*got)
                 : "undecodable, " + std::to_string(c.byte_len) + " bytes") +

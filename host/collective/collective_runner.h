@@ -36,9 +36,9 @@
 #include <span>
 #include <string>
 
-#include "datapath/engine/collective.h"
-#include "datapath/engine/collective_map.h"
 #include "host/transport/endpoint.h"
+#include "proto/vocab/collective.h"
+#include "proto/vocab/collective_map.h"
 
 namespace epic::host {
 
@@ -53,7 +53,7 @@ class CollectiveRunner {
   // rank sends nothing and keeps no local part: Broadcast non-root, Barrier),
   // `recv` recv_bytes(d, rank, ranks). False, with error() set, when the
   // buffers are short or the QP refuses a work request.
-  bool start(const engine::CollectiveDescriptor& d, std::span<const uint8_t> send,
+  bool start(const vocab::CollectiveDescriptor& d, std::span<const uint8_t> send,
              std::span<uint8_t> recv);
 
   // Consumes every completion queued on the QP. After an error the runner
@@ -83,9 +83,9 @@ class CollectiveRunner {
   // Sends of one collective not yet completed, and its control message buffer.
   struct Upload {
     uint64_t index = 0;
-    engine::CollectiveDescriptor desc;
+    vocab::CollectiveDescriptor desc;
     uint32_t sends_left = 0;  // control + data messages, deferred ones included
-    std::array<uint8_t, engine::kControlPayloadBytes> control{};
+    std::array<uint8_t, vocab::kControlPayloadBytes> control{};
   };
 
   void on_completion(const soft::Completion& c);
@@ -103,14 +103,14 @@ class CollectiveRunner {
 
   // the collective in progress (started() - 1)
   bool active_ = false;
-  engine::CollectiveShape shape_;
+  vocab::CollectiveShape shape_;
   std::span<const uint8_t> send_;
   std::span<uint8_t> recv_;
   uint32_t result_messages_ = 0;  // data messages this rank receives
   uint32_t results_in_ = 0;       // of which arrived
   bool control_in_ = false;
   bool deferred_ = false;  // one-source data not yet posted
-  std::array<uint8_t, engine::kControlPayloadBytes> control_result_{};
+  std::array<uint8_t, vocab::kControlPayloadBytes> control_result_{};
 
   std::string error_;
 };

@@ -7,12 +7,10 @@
 
 namespace epic::host {
 
-namespace e = epic::engine;
-
-std::vector<uint8_t> reduce_reference(const e::CollectiveDescriptor& d,
+std::vector<uint8_t> reduce_reference(const vocab::CollectiveDescriptor& d,
                                       const std::vector<std::vector<uint8_t>>& inputs,
                                       size_t offset, size_t n) {
-  std::vector<uint8_t> out(n * arith::wire_bytes(d.dtype));
+  std::vector<uint8_t> out(n * vocab::wire_bytes(d.dtype));
   if (n == 0 || inputs.empty()) return out;
   std::vector<uint8_t> acc(n * arith::accum_bytes(d.dtype));
   arith::reference::load(d.dtype, acc.data(), inputs[0].data() + offset, n);
@@ -23,26 +21,26 @@ std::vector<uint8_t> reduce_reference(const e::CollectiveDescriptor& d,
   return out;
 }
 
-std::vector<uint8_t> expected_result(const e::CollectiveDescriptor& d, uint16_t rank,
+std::vector<uint8_t> expected_result(const vocab::CollectiveDescriptor& d, uint16_t rank,
                                      const std::vector<std::vector<uint8_t>>& inputs) {
   const auto ranks = static_cast<uint16_t>(inputs.size());
-  const size_t chunk = size_t{d.count} * arith::wire_bytes(d.dtype);
+  const size_t chunk = size_t{d.count} * vocab::wire_bytes(d.dtype);
   switch (d.type) {
-    case e::CollectiveType::kAllReduce:
+    case vocab::CollectiveType::kAllReduce:
       return reduce_reference(d, inputs, 0, d.count);
-    case e::CollectiveType::kReduce:
+    case vocab::CollectiveType::kReduce:
       return rank == d.root ? reduce_reference(d, inputs, 0, d.count) : std::vector<uint8_t>{};
-    case e::CollectiveType::kBroadcast:
+    case vocab::CollectiveType::kBroadcast:
       return inputs[d.root];
-    case e::CollectiveType::kReduceScatter:
+    case vocab::CollectiveType::kReduceScatter:
       return reduce_reference(d, inputs, rank * chunk, d.count);
-    case e::CollectiveType::kAllGather: {
+    case vocab::CollectiveType::kAllGather: {
       std::vector<uint8_t> all;
       all.reserve(recv_bytes(d, rank, ranks));
       for (const auto& in : inputs) all.insert(all.end(), in.begin(), in.end());
       return all;
     }
-    case e::CollectiveType::kBarrier:
+    case vocab::CollectiveType::kBarrier:
       break;
   }
   return {};

@@ -12,20 +12,20 @@
 #include <span>
 #include <vector>
 
-#include "datapath/engine/collective.h"
+#include "proto/vocab/collective.h"
 
 namespace epic::host {
 
 // The element-wise reduction, by `d.op` over `d.dtype`, of `n` elements taken
 // at byte `offset` of each of `inputs` (load the first, combine the others in
 // order, store once, as a switch does).
-std::vector<uint8_t> reduce_reference(const engine::CollectiveDescriptor& d,
+std::vector<uint8_t> reduce_reference(const vocab::CollectiveDescriptor& d,
                                       const std::vector<std::vector<uint8_t>>& inputs,
                                       size_t offset, size_t n);
 
 // Rank `rank`'s result of collective `d` given inputs[r] for every rank r
 // (recv_bytes(d, rank, inputs.size()) bytes).
-std::vector<uint8_t> expected_result(const engine::CollectiveDescriptor& d, uint16_t rank,
+std::vector<uint8_t> expected_result(const vocab::CollectiveDescriptor& d, uint16_t rank,
                                      const std::vector<std::vector<uint8_t>>& inputs);
 
 // First byte offset at which `got` and `want` differ (the shorter length when

@@ -20,11 +20,11 @@ uint64_t mix(uint64_t x) {
 }
 
 // Largest integer magnitude below which every integer is exact in the wire type.
-uint32_t exact_integer_limit(arith::DType t) {
+uint32_t exact_integer_limit(vocab::DType t) {
   switch (t) {
-    case arith::DType::kFp16:
+    case vocab::DType::kFp16:
       return 1u << 11;
-    case arith::DType::kBf16:
+    case vocab::DType::kBf16:
       return 1u << 8;
     default:
       return 1u << 24;
@@ -33,13 +33,13 @@ uint32_t exact_integer_limit(arith::DType t) {
 
 }  // namespace
 
-std::vector<uint8_t> exact_input(const engine::CollectiveDescriptor& d, uint16_t ranks,
+std::vector<uint8_t> exact_input(const vocab::CollectiveDescriptor& d, uint16_t ranks,
                                  uint64_t seed, uint64_t index, uint16_t rank) {
   std::mt19937_64 rng(mix(mix(mix(seed) ^ index) ^ rank));
-  const size_t wb = arith::wire_bytes(d.dtype);
+  const size_t wb = vocab::wire_bytes(d.dtype);
   std::vector<uint8_t> out(send_bytes(d, ranks));
   const size_t n = out.size() / wb;
-  if (d.dtype == arith::DType::kInt32) {
+  if (d.dtype == vocab::DType::kInt32) {
     for (size_t i = 0; i < n; ++i) {
       const auto y = static_cast<uint32_t>(rng());
       std::memcpy(out.data() + i * 4, &y, 4);
@@ -47,7 +47,7 @@ std::vector<uint8_t> exact_input(const engine::CollectiveDescriptor& d, uint16_t
     return out;
   }
   int32_t bound = 1024;
-  if (d.op == arith::ReduceOp::kSum) {
+  if (d.op == vocab::ReduceOp::kSum) {
     const uint32_t limit = exact_integer_limit(d.dtype);
     bound = static_cast<int32_t>(std::min<uint32_t>(8, limit / std::max<uint16_t>(ranks, 1)));
     if (bound == 0) bound = rank < limit ? 1 : 0;
@@ -56,10 +56,10 @@ std::vector<uint8_t> exact_input(const engine::CollectiveDescriptor& d, uint16_t
   for (size_t i = 0; i < n; ++i) {
     const auto x = static_cast<float>(static_cast<int32_t>(rng() % span) - bound);
     uint8_t* p = out.data() + i * wb;
-    if (d.dtype == arith::DType::kFp32) {
+    if (d.dtype == vocab::DType::kFp32) {
       std::memcpy(p, &x, 4);
     } else {
-      const uint16_t h = d.dtype == arith::DType::kFp16 ? arith::reference::narrow_fp16(x)
+      const uint16_t h = d.dtype == vocab::DType::kFp16 ? arith::reference::narrow_fp16(x)
                                                         : arith::reference::narrow_bf16(x);
       std::memcpy(p, &h, 2);
     }
@@ -67,8 +67,8 @@ std::vector<uint8_t> exact_input(const engine::CollectiveDescriptor& d, uint16_t
   return out;
 }
 
-std::vector<std::vector<uint8_t>> exact_inputs(const engine::CollectiveDescriptor& d,
-                                               uint16_t ranks, uint64_t seed, uint64_t index) {
+std::vector<std::vector<uint8_t>> exact_inputs(const vocab::CollectiveDescriptor& d, uint16_t ranks,
+                                               uint64_t seed, uint64_t index) {
   std::vector<std::vector<uint8_t>> in;
   in.reserve(ranks);
   for (uint16_t r = 0; r < ranks; ++r) in.push_back(exact_input(d, ranks, seed, index, r));

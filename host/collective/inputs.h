@@ -19,17 +19,17 @@
 #include <cstdint>
 #include <vector>
 
-#include "datapath/engine/collective.h"
+#include "proto/vocab/collective.h"
 
 namespace epic::host {
 
 // Rank `rank`'s input to collective number `index` of a run seeded with
 // `seed` (send_bytes(d, ranks) bytes, little-endian elements).
-std::vector<uint8_t> exact_input(const engine::CollectiveDescriptor& d, uint16_t ranks,
+std::vector<uint8_t> exact_input(const vocab::CollectiveDescriptor& d, uint16_t ranks,
                                  uint64_t seed, uint64_t index, uint16_t rank);
 
 // Every rank's input: [r] = exact_input(d, ranks, seed, index, r).
-std::vector<std::vector<uint8_t>> exact_inputs(const engine::CollectiveDescriptor& d,
-                                               uint16_t ranks, uint64_t seed, uint64_t index);
+std::vector<std::vector<uint8_t>> exact_inputs(const vocab::CollectiveDescriptor& d, uint16_t ranks,
+                                               uint64_t seed, uint64_t index);
 
 }  // namespace epic::host

@@ -17,13 +17,13 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "datapath/engine/collective.h"
+#include "proto/vocab/collective.h"
 
 namespace epic::host {
 
 // Bytes of one rank's input to collective `d` (the same for every rank).
-size_t send_bytes(const engine::CollectiveDescriptor& d, uint16_t ranks);
+size_t send_bytes(const vocab::CollectiveDescriptor& d, uint16_t ranks);
 // Bytes of rank `rank`'s result of collective `d`.
-size_t recv_bytes(const engine::CollectiveDescriptor& d, uint16_t rank, uint16_t ranks);
+size_t recv_bytes(const vocab::CollectiveDescriptor& d, uint16_t rank, uint16_t ranks);
 
 }  // namespace epic::host

@@ -8,8 +8,6 @@
 
 namespace epic::host {
 
-namespace e = epic::engine;
-
 namespace {
 
 std::vector<std::string_view> split(std::string_view s, char sep) {
@@ -29,24 +27,24 @@ std::optional<uint64_t> number(std::string_view s) {
   return v;
 }
 
-std::optional<e::CollectiveType> parse_type(std::string_view name) {
+std::optional<vocab::CollectiveType> parse_type(std::string_view name) {
   for (uint8_t code = 1; code <= 6; ++code) {
-    const auto t = static_cast<e::CollectiveType>(code);
-    if (e::to_string(t) == name) return t;
+    const auto t = static_cast<vocab::CollectiveType>(code);
+    if (vocab::to_string(t) == name) return t;
   }
   return std::nullopt;
 }
 
-bool uses_op(e::CollectiveType t) {
-  return t == e::CollectiveType::kAllReduce || t == e::CollectiveType::kReduce ||
-         t == e::CollectiveType::kReduceScatter;
+bool uses_op(vocab::CollectiveType t) {
+  return t == vocab::CollectiveType::kAllReduce || t == vocab::CollectiveType::kReduce ||
+         t == vocab::CollectiveType::kReduceScatter;
 }
-bool uses_root(e::CollectiveType t) {
-  return t == e::CollectiveType::kReduce || t == e::CollectiveType::kBroadcast;
+bool uses_root(vocab::CollectiveType t) {
+  return t == vocab::CollectiveType::kReduce || t == vocab::CollectiveType::kBroadcast;
 }
 
 // One item; "" or why it is not one.
-std::string parse_item(std::string_view item, e::CollectiveDescriptor& d) {
+std::string parse_item(std::string_view item, vocab::CollectiveDescriptor& d) {
   const std::vector<std::string_view> f = split(item, ':');
   const auto type = parse_type(f[0]);
   if (!type) {
@@ -60,12 +58,13 @@ std::string parse_item(std::string_view item, e::CollectiveDescriptor& d) {
   for (size_t i = 1; i < f.size(); ++i) {
     const std::string_view v = f[i];
     const std::string field(v);
-    if (*type == e::CollectiveType::kBarrier) return "barrier takes no fields, got '" + field + "'";
-    if (auto dt = arith::parse_dtype(v)) {
+    if (*type == vocab::CollectiveType::kBarrier)
+      return "barrier takes no fields, got '" + field + "'";
+    if (auto dt = vocab::parse_dtype(v)) {
       if (has_dtype) return "two dtypes in '" + std::string(item) + "'";
       d.dtype = *dt;
       has_dtype = true;
-    } else if (auto op = arith::parse_reduce_op(v)) {
+    } else if (auto op = vocab::parse_reduce_op(v)) {
       if (!uses_op(*type)) return std::string(prim) + " reduces nothing: drop '" + field + "'";
       if (has_op) return "two ops in '" + std::string(item) + "'";
       d.op = *op;
@@ -87,7 +86,7 @@ std::string parse_item(std::string_view item, e::CollectiveDescriptor& d) {
              "' is not a dtype (int32 fp32 fp16 bf16), op (sum min max), root=R or count";
     }
   }
-  if (*type == e::CollectiveType::kBarrier) return "";
+  if (*type == vocab::CollectiveType::kBarrier) return "";
   if (!has_dtype) return std::string(prim) + " needs a dtype: '" + std::string(item) + "'";
   if (uses_op(*type) && !has_op) {
     return std::string(prim) + " needs an op: '" + std::string(item) + "'";
@@ -109,7 +108,7 @@ ParsedPlan parse_plan(std::string_view text) {
   }
   const std::vector<std::string_view> items = split(text, ',');
   for (size_t i = 0; i < items.size(); ++i) {
-    e::CollectiveDescriptor d;
+    vocab::CollectiveDescriptor d;
     std::string why = parse_item(items[i], d);
     if (!why.empty()) {
       p.error = "plan item " + std::to_string(i) + ": " + why;
@@ -121,23 +120,23 @@ ParsedPlan parse_plan(std::string_view text) {
   return p;
 }
 
-std::string format_collective(const e::CollectiveDescriptor& d) {
-  std::string s(e::to_string(d.type));
-  if (d.type == e::CollectiveType::kBarrier) return s;
+std::string format_collective(const vocab::CollectiveDescriptor& d) {
+  std::string s(vocab::to_string(d.type));
+  if (d.type == vocab::CollectiveType::kBarrier) return s;
   s += ':';
-  s += arith::to_string(d.dtype);
+  s += vocab::to_string(d.dtype);
   if (uses_op(d.type)) {
     s += ':';
-    s += arith::to_string(d.op);
+    s += vocab::to_string(d.op);
   }
   if (uses_root(d.type)) s += ":root=" + std::to_string(d.root);
   s += ':' + std::to_string(d.count);
   return s;
 }
 
-std::string check_plan(const std::vector<e::CollectiveDescriptor>& plan, uint16_t ranks) {
+std::string check_plan(const std::vector<vocab::CollectiveDescriptor>& plan, uint16_t ranks) {
   for (size_t i = 0; i < plan.size(); ++i) {
-    const e::CollectiveDescriptor& d = plan[i];
+    const vocab::CollectiveDescriptor& d = plan[i];
     const std::string where = "plan item " + std::to_string(i) + " (" + format_collective(d) + ")";
     if (uses_root(d.type) && d.root >= ranks) {
       return where + ": root " + std::to_string(d.root) + " is not a rank of a group of " +

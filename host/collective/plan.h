@@ -21,25 +21,25 @@
 #include <string_view>
 #include <vector>
 
-#include "datapath/engine/collective.h"
+#include "proto/vocab/collective.h"
 
 namespace epic::host {
 
 struct ParsedPlan {
-  std::vector<engine::CollectiveDescriptor> plan;
+  std::vector<vocab::CollectiveDescriptor> plan;
   std::string error;  // empty: `plan` is valid syntax (see check_plan for the group)
 };
 
 ParsedPlan parse_plan(std::string_view text);
 
 // "allreduce:int32:sum:1048576", "barrier", ... (parse_plan reads it back).
-std::string format_collective(const engine::CollectiveDescriptor& d);
+std::string format_collective(const vocab::CollectiveDescriptor& d);
 
 // Largest buffer (input or result) of one collective that check_plan accepts.
 inline constexpr uint64_t kMaxPlanBufferBytes = uint64_t{1} << 30;
 
 // What makes `plan` impossible for a group of `ranks` ranks ("" if nothing):
 // a root outside the group, a buffer above kMaxPlanBufferBytes.
-std::string check_plan(const std::vector<engine::CollectiveDescriptor>& plan, uint16_t ranks);
+std::string check_plan(const std::vector<vocab::CollectiveDescriptor>& plan, uint16_t ranks);
 
 }  // namespace epic::host

@@ -13,9 +13,9 @@ namespace {
 
 constexpr size_t kAccBytes = 4;  // arith::accum_bytes of every DType
 
-bool valid_dtype(DType t) { return arith::dtype_from_code(static_cast<uint8_t>(t)).has_value(); }
+bool valid_dtype(DType t) { return vocab::dtype_from_code(static_cast<uint8_t>(t)).has_value(); }
 bool valid_op(ReduceOp op) {
-  return arith::reduce_op_from_code(static_cast<uint8_t>(op)).has_value();
+  return vocab::reduce_op_from_code(static_cast<uint8_t>(op)).has_value();
 }
 
 }  // namespace
@@ -356,7 +356,7 @@ Status HostCollectives::chain_broadcast(uint8_t* buf, size_t bytes, uint16_t roo
 Status HostCollectives::allreduce_piece(const uint8_t* send, uint8_t* recv, size_t count, DType t,
                                         ReduceOp op) {
   const uint16_t n = size();
-  const size_t wb = arith::wire_bytes(t);
+  const size_t wb = vocab::wire_bytes(t);
   std::vector<ChunkIn> in(n);
   std::vector<ChunkOut> out(n);
   for (uint16_t q = 0; q < n; ++q) {
@@ -374,7 +374,7 @@ Status HostCollectives::allreduce_piece(const uint8_t* send, uint8_t* recv, size
 Status HostCollectives::allreduce(const void* send, void* recv, size_t count, DType t,
                                   ReduceOp op) {
   if (Status s = check_ready(t, op, count, send, recv); !s.ok()) return s;
-  const size_t wb = arith::wire_bytes(t);
+  const size_t wb = vocab::wire_bytes(t);
   for (const ChunkSpan& p : pieces_of(count, options_.piece_bytes / wb)) {
     Status s = allreduce_piece(static_cast<const uint8_t*>(send) + p.offset * wb,
                                static_cast<uint8_t*>(recv) + p.offset * wb, p.n, t, op);
@@ -388,7 +388,7 @@ Status HostCollectives::reduce(const void* send, void* recv, size_t count, DType
   const bool is_root = root == rank_;
   if (Status s = check_ready(t, op, count, send, is_root ? recv : send); !s.ok()) return s;
   if (root >= size()) return {Code::kInvalidArgument, "reduce: root " + std::to_string(root)};
-  const size_t wb = arith::wire_bytes(t);
+  const size_t wb = vocab::wire_bytes(t);
   for (const ChunkSpan& p : pieces_of(count, options_.piece_bytes / wb)) {
     uint8_t* out = nullptr;
     if (is_root) {
@@ -406,7 +406,7 @@ Status HostCollectives::reduce(const void* send, void* recv, size_t count, DType
 Status HostCollectives::broadcast(void* buf, size_t count, DType t, uint16_t root) {
   if (Status s = check_ready(t, ReduceOp::kSum, count, buf, buf); !s.ok()) return s;
   if (root >= size()) return {Code::kInvalidArgument, "broadcast: root " + std::to_string(root)};
-  const size_t wb = arith::wire_bytes(t);
+  const size_t wb = vocab::wire_bytes(t);
   for (const ChunkSpan& p : pieces_of(count, options_.piece_bytes / wb)) {
     ++collective_;
     Status s = chain_broadcast(static_cast<uint8_t*>(buf) + p.offset * wb, p.n * wb, root);
@@ -432,7 +432,7 @@ Status HostCollectives::reduce_scatter(const void* send, void* recv, size_t recv
                                        ReduceOp op) {
   if (Status s = check_ready(t, op, recv_count, send, recv); !s.ok()) return s;
   const uint16_t n = size();
-  const size_t wb = arith::wire_bytes(t);
+  const size_t wb = vocab::wire_bytes(t);
   const auto* in = static_cast<const uint8_t*>(send);
   auto* out = static_cast<uint8_t*>(recv);
   for (const ChunkSpan& p :
@@ -448,7 +448,7 @@ Status HostCollectives::reduce_scatter(const void* send, void* recv, size_t recv
 Status HostCollectives::allgather(const void* send, void* recv, size_t send_count, DType t) {
   if (Status s = check_ready(t, ReduceOp::kSum, send_count, send, recv); !s.ok()) return s;
   const uint16_t n = size();
-  const size_t wb = arith::wire_bytes(t);
+  const size_t wb = vocab::wire_bytes(t);
   const auto* in = static_cast<const uint8_t*>(send);
   auto* out = static_cast<uint8_t*>(recv);
   for (const ChunkSpan& p :
@@ -462,8 +462,8 @@ Status HostCollectives::allgather(const void* send, void* recv, size_t send_coun
   return {};
 }
 
-Status HostCollectives::run(const engine::CollectiveDescriptor& d, const void* send, void* recv) {
-  using T = engine::CollectiveType;
+Status HostCollectives::run(const vocab::CollectiveDescriptor& d, const void* send, void* recv) {
+  using T = vocab::CollectiveType;
   switch (d.type) {
     case T::kAllReduce:
       return allreduce(send, recv, d.count, d.dtype, d.op);

@@ -48,14 +48,15 @@
 #include <string_view>
 #include <vector>
 
-#include "datapath/arith/dtype.h"
-#include "datapath/engine/collective.h"
 #include "host/transport/soft/io/status.h"
+#include "proto/vocab/collective.h"
+#include "proto/vocab/dtype.h"
+#include "proto/vocab/limits.h"
 
 namespace epic::host::fallback {
 
-using arith::DType;
-using arith::ReduceOp;
+using vocab::DType;
+using vocab::ReduceOp;
 
 // The same codes, in the same order, as inc::Code (host/inc/communicator.h).
 enum class Code : uint8_t { kOk, kInvalidArgument, kTransport, kTimeout, kBroken };
@@ -91,7 +92,7 @@ struct RingOptions {
   uint8_t port = 1;
   int gid_index = -1;
   // both
-  uint16_t pmtu = 1024;
+  uint16_t pmtu = vocab::kDefaultPmtu;
   uint32_t initial_psn = 0;                  // sq_psn and rq_psn of both QPs (every rank the same)
   std::chrono::milliseconds timeout{60000};  // one ring step waits at most this long
   size_t message_bytes = 256 * 1024;         // largest SEND (multiple of 4)
@@ -130,7 +131,7 @@ class HostCollectives {
 
   // The primitive `d` names (d.count as layout.h counts it), dispatched to the
   // calls above; Broadcast runs in place in `recv` (the root's input there).
-  Status run(const engine::CollectiveDescriptor& d, const void* send, void* recv);
+  Status run(const vocab::CollectiveDescriptor& d, const void* send, void* recv);
 
   // Keeps answering the neighbours (ACKs of retransmitted requests) for `d`,
   // e.g. before the process exits, as a NIC would after the last completion.

@@ -2,11 +2,12 @@
 #include <algorithm>
 #include <optional>
 
-#include "datapath/wire/addr.h"
 #include "host/fallback/ring_links.h"
 #include "host/transport/soft/io/soft_nic.h"
 #include "host/transport/soft/rc_qp.h"
 #include "host/transport/soft/soft_endpoint.h"
+#include "proto/vocab/addr.h"
+#include "proto/vocab/psn.h"
 
 namespace epic::host::fallback {
 
@@ -56,22 +57,22 @@ class SoftLinks : public RingLinks {
   std::string failure() const override { return nic_->failure(); }
 
  private:
-  soft::io::Result<wire::MacAddr> mac_of(const RingMember& m) {
-    if (m.mac != wire::MacAddr{}) return {m.mac, ""};
+  soft::io::Result<vocab::MacAddr> mac_of(const RingMember& m) {
+    if (m.mac != vocab::MacAddr{}) return {m.mac, ""};
     auto mac = nic_->resolve(m.ipv4, options_.arp_timeout);
     if (!mac.ok()) {
-      mac.error += " (the neighbour's soft endpoint " + wire::format_ipv4(m.ipv4) +
+      mac.error += " (the neighbour's soft endpoint " + vocab::format_ipv4(m.ipv4) +
                    " answers ARP once its HostCollectives is created)";
     }
     return mac;
   }
 
   soft::QpConfig qp_config(uint32_t qpn, const RingMember& peer, uint32_t peer_qpn,
-                           const wire::MacAddr& peer_mac) const {
+                           const vocab::MacAddr& peer_mac) const {
     soft::QpConfig q;
     q.qpn = qpn;
     q.remote_qpn = peer_qpn;
-    q.sq_psn = q.rq_psn = options_.initial_psn & 0xFFFFFF;
+    q.sq_psn = q.rq_psn = options_.initial_psn & vocab::kPsnMask;
     q.pmtu = options_.pmtu;
     q.max_outstanding = options_.max_outstanding;
     // No NIC acknowledges for a rank that is outside the library (computing, or

@@ -4,6 +4,7 @@
 
 #include "host/fallback/ring_links.h"
 #include "host/transport/verbs/verbs_transport.h"
+#include "proto/vocab/psn.h"
 
 namespace epic::host::fallback {
 
@@ -74,7 +75,7 @@ std::unique_ptr<RingLinks> open_verbs_links(const RingOptions& o, std::string& e
   c.port = o.port;
   c.gid_index = o.gid_index;
   c.local_ipv4 = o.ipv4;
-  c.sq_psn = c.rq_psn = o.initial_psn & 0xFFFFFF;
+  c.sq_psn = c.rq_psn = o.initial_psn & vocab::kPsnMask;
   c.pmtu = o.pmtu;
   c.max_outstanding = o.max_outstanding;
   // The ring names a rank's QPs by one base: retry (bounded) until the device

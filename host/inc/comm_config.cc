@@ -9,8 +9,10 @@
 #include <optional>
 #include <sstream>
 
-#include "datapath/wire/addr.h"
 #include "host/inc/manager_config.h"
+#include "proto/vocab/addr.h"
+#include "proto/vocab/limits.h"
+#include "proto/vocab/psn.h"
 
 extern char** environ;
 
@@ -26,7 +28,8 @@ const std::vector<std::pair<std::string, std::string>> kKeys = {
     {"INC_SWITCH_QPN", "the switch's virtual QPN for this rank (required)"},
     {"INC_PSN", "the group's initial PSN (default 0)"},
     {"INC_PMTU", "path MTU: 256, 512, 1024, 2048, 4096 (default 1024)"},
-    {"INC_WINDOW", "the group's window MW in packets (default 128)"},
+    {"INC_WINDOW",
+     "the group's window MW in packets (default " + std::to_string(vocab::kDefaultWindow) + ")"},
     {"INC_IFACE", "soft: the Linux interface of the endpoint"},
     {"INC_MAC", "soft: the endpoint's own MAC (not the kernel's)"},
     {"INC_IP", "soft: the endpoint's own IPv4 address; verbs: selects the GID (optional)"},
@@ -132,32 +135,33 @@ ConfigResult config_from_pairs(const std::map<std::string, std::string>& pairs) 
         return bad(key, value, "expected verbs, soft or auto");
       t.kind = value;
     } else if (key == "INC_SWITCH_IP" || key == "INC_IP") {
-      auto v = wire::parse_ipv4(value);
+      auto v = vocab::parse_ipv4(value);
       if (!v) return bad(key, value, "expected an IPv4 address like 10.0.0.1");
       (key == "INC_IP" ? t.ip : t.switch_ip) = *v;
     } else if (key == "INC_SWITCH_QPN" || key == "INC_QPN") {
-      auto v = u32(0xFFFFFF);
+      auto v = u32(vocab::kQpnMask);
       if (!v || *v == 0) return bad(key, value, "expected a QPN 1..0xffffff");
       (key == "INC_QPN" ? t.qpn : t.switch_qpn) = *v;
     } else if (key == "INC_PSN") {
-      auto v = u32(0xFFFFFF);
+      auto v = u32(vocab::kPsnMask);
       if (!v) return bad(key, value, "expected a 24-bit PSN");
       t.initial_psn = *v;
     } else if (key == "INC_PMTU") {
-      auto v = u32(4096);
-      if (!v || (*v != 256 && *v != 512 && *v != 1024 && *v != 2048 && *v != 4096))
-        return bad(key, value, "expected 256, 512, 1024, 2048 or 4096");
+      auto v = u32(vocab::kMaxPmtu);
+      if (!v || !vocab::valid_pmtu(*v))
+        return bad(key, value, "expected one of " + std::string(vocab::kPmtuChoices));
       t.pmtu = static_cast<uint16_t>(*v);
     } else if (key == "INC_WINDOW") {
-      auto v = u32(1u << 20);
-      if (!v || *v == 0)
-        return bad(key, value, "expected a window of 1.." + std::to_string(1 << 20));
+      auto v = u32(vocab::kMaxWindow);
+      if (!v || !vocab::valid_window(*v))
+        return bad(key, value,
+                   "expected a power of two in 1.." + std::to_string(vocab::kMaxWindow));
       t.window = *v;
     } else if (key == "INC_IFACE" || key == "INC_DEVICE") {
       if (value.empty()) return bad(key, value, "expected a name");
       (key == "INC_IFACE" ? t.iface : t.device) = value;
     } else if (key == "INC_MAC") {
-      auto v = wire::parse_mac(value);
+      auto v = vocab::parse_mac(value);
       if (!v) return bad(key, value, "expected a MAC like 02:00:00:00:00:01");
       t.mac = *v;
     } else if (key == "INC_UDP_SPORT") {

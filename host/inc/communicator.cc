@@ -12,8 +12,7 @@
 
 namespace epic::inc {
 
-namespace e = epic::engine;
-using e::CollectiveType;
+using vocab::CollectiveType;
 
 std::string_view to_string(Code c) {
   switch (c) {
@@ -77,7 +76,7 @@ Request Communicator::post(CollectiveType type, DType t, ReduceOp op, uint16_t r
                            const void* send_v, void* recv_v, size_t count) {
   const auto* send = static_cast<const uint8_t*>(send_v);
   auto* recv = static_cast<uint8_t*>(recv_v);
-  const std::string name(e::to_string(type));
+  const std::string name(vocab::to_string(type));
   if (!broken_.ok()) {
     last_error_ = {Code::kBroken, broken_.message};
     return {};
@@ -86,11 +85,11 @@ Request Communicator::post(CollectiveType type, DType t, ReduceOp op, uint16_t r
     invalid(name + " on a closed communicator");
     return {};
   }
-  if (arith::dtype_from_code(static_cast<uint8_t>(t)) == std::nullopt) {
+  if (vocab::dtype_from_code(static_cast<uint8_t>(t)) == std::nullopt) {
     invalid(name + ": unknown data type code " + std::to_string(static_cast<int>(t)));
     return {};
   }
-  if (arith::reduce_op_from_code(static_cast<uint8_t>(op)) == std::nullopt) {
+  if (vocab::reduce_op_from_code(static_cast<uint8_t>(op)) == std::nullopt) {
     invalid(name + ": unknown reduce operation code " + std::to_string(static_cast<int>(op)));
     return {};
   }
@@ -116,7 +115,7 @@ Request Communicator::post(CollectiveType type, DType t, ReduceOp op, uint16_t r
     invalid(name + ": " + (needs_send && send == nullptr ? "send" : "receive") + " buffer is null");
     return {};
   }
-  const size_t esz = arith::wire_bytes(t);
+  const size_t esz = vocab::wire_bytes(t);
   if (count > std::numeric_limits<size_t>::max() / esz / R) {
     invalid(name + ": count " + std::to_string(count) + " overflows the buffer size");
     return {};
@@ -127,10 +126,10 @@ Request Communicator::post(CollectiveType type, DType t, ReduceOp op, uint16_t r
   o.id = next_id_++;
   // Built by append: GCC 12 -O3 warns falsely (-Wrestrict) on `const char* + std::string`.
   o.what = name;
-  o.what.append("(").append(arith::to_string(t));
+  o.what.append("(").append(vocab::to_string(t));
   if (type != CollectiveType::kBarrier && type != CollectiveType::kBroadcast &&
       type != CollectiveType::kAllGather) {
-    o.what.append(" ").append(arith::to_string(op));
+    o.what.append(" ").append(vocab::to_string(op));
   }
   if (rooted) o.what.append(", root ").append(std::to_string(root));
   o.what.append(", ").append(std::to_string(count)).append(" elements)");
@@ -142,7 +141,7 @@ Request Communicator::post(CollectiveType type, DType t, ReduceOp op, uint16_t r
       std::max<size_t>(1, config_.max_collective_bytes / esz / (per_rank_chunks ? R : 1));
   piece = std::min<size_t>(piece, std::numeric_limits<uint32_t>::max());
   if (type == CollectiveType::kBarrier) {
-    o.pieces.push_back({e::CollectiveDescriptor{type, t, op, 0, 0}, nullptr, 0, nullptr, 0});
+    o.pieces.push_back({vocab::CollectiveDescriptor{type, t, op, 0, 0}, nullptr, 0, nullptr, 0});
   } else {
     const size_t n_pieces = (count + piece - 1) / piece;
     const bool split = n_pieces > 1;
@@ -261,7 +260,7 @@ void Communicator::progress() {
     }
     if (op.gather_to != nullptr) {
       const uint16_t R = config_.ranks;
-      const size_t esz = arith::wire_bytes(op.pieces.front().desc.dtype);
+      const size_t esz = vocab::wire_bytes(op.pieces.front().desc.dtype);
       for (const Piece& p : op.pieces) {
         const uint8_t* block = op.recv_staging.data() + R * p.first * esz;
         for (uint16_t q = 0; q < R; ++q) {

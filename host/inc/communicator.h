@@ -35,10 +35,10 @@
 #include <string_view>
 #include <vector>
 
-#include "datapath/arith/dtype.h"
-#include "datapath/engine/collective.h"
 #include "host/inc/comm_config.h"
 #include "host/inc/manager_join.h"
+#include "proto/vocab/collective.h"
+#include "proto/vocab/dtype.h"
 
 namespace epic::host {
 class CollectiveRunner;
@@ -50,8 +50,8 @@ class HostCollectives;
 
 namespace epic::inc {
 
-using arith::DType;
-using arith::ReduceOp;
+using vocab::DType;
+using vocab::ReduceOp;
 
 enum class Code : uint8_t { kOk, kInvalidArgument, kTransport, kTimeout, kBroken };
 std::string_view to_string(Code c);
@@ -124,7 +124,7 @@ class Communicator {
 
  private:
   struct Piece {
-    engine::CollectiveDescriptor desc;
+    vocab::CollectiveDescriptor desc;
     const uint8_t* send = nullptr;
     size_t send_len = 0;
     uint8_t* recv = nullptr;
@@ -150,10 +150,10 @@ class Communicator {
   std::string join_manager();
   std::string start_host(const std::string& kind, const JoinAnswer& answer,
                          std::unique_ptr<host::fallback::HostCollectives> ring);
-  Request post_host(engine::CollectiveType type, DType t, ReduceOp op, uint16_t root,
+  Request post_host(vocab::CollectiveType type, DType t, ReduceOp op, uint16_t root,
                     const void* send, void* recv, size_t count);
   void leave_manager();
-  Request post(engine::CollectiveType type, DType t, ReduceOp op, uint16_t root, const void* send,
+  Request post(vocab::CollectiveType type, DType t, ReduceOp op, uint16_t root, const void* send,
                void* recv, size_t count);
   Status invalid(const std::string& why);
   void progress();

@@ -8,9 +8,8 @@
 
 namespace epic::inc {
 
-namespace e = epic::engine;
 namespace fb = epic::host::fallback;
-using e::CollectiveType;
+using vocab::CollectiveType;
 
 namespace {
 

@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "proto/vocab/psn.h"
+
 namespace epic::inc {
 
 namespace {
@@ -97,7 +99,8 @@ std::string check_manager_keys(const std::map<std::string, std::string>& pairs, 
       return why + " (INC_TRANSPORT=soft needs INC_IFACE, INC_MAC, INC_IP and INC_QPN)";
     }
     if (m.host_fallback && m.host_qpn == 0) {
-      if (t.qpn + 3 > 0xFFFFFF) return "INC_QPN leaves no room for the host ring's QPNs +2, +3";
+      if (t.qpn + 3 > vocab::kQpnMask)
+        return "INC_QPN leaves no room for the host ring's QPNs +2, +3";
       m.host_qpn = t.qpn + 2;
     }
   }

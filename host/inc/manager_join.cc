@@ -5,8 +5,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "datapath/wire/addr.h"
 #include "proto/inc/v1/manager.grpc.pb.h"
+#include "proto/vocab/addr.h"
 
 namespace epic::inc {
 
@@ -30,28 +30,28 @@ soft::io::Result<std::string> read_pem(const std::string& key, const std::string
 }
 
 std::string gid_text(const std::array<uint8_t, 16>& g) {
-  wire::Ipv6Addr a{};
+  vocab::Ipv6Addr a{};
   std::copy(g.begin(), g.end(), a.begin());
-  return wire::format_ipv6(a);
+  return vocab::format_ipv6(a);
 }
 
 void fill(pb::RankEndpoint& out, const JoinEndpoint& e) {
-  out.set_ipv4(wire::format_ipv4(e.ipv4));
+  out.set_ipv4(vocab::format_ipv4(e.ipv4));
   if (e.gid != std::array<uint8_t, 16>{}) out.set_gid(gid_text(e.gid));
   if (e.mac != std::array<uint8_t, 6>{}) {
-    wire::MacAddr m{};
+    vocab::MacAddr m{};
     std::copy(e.mac.begin(), e.mac.end(), m.begin());
-    out.set_mac(wire::format_mac(m));
+    out.set_mac(vocab::format_mac(m));
   }
   out.set_qpn(e.qpn);
 }
 
 JoinEndpoint from_proto(const pb::RankEndpoint& e) {
   JoinEndpoint out;
-  out.ipv4 = wire::parse_ipv4(e.ipv4()).value_or(0);
+  out.ipv4 = vocab::parse_ipv4(e.ipv4()).value_or(0);
   out.qpn = e.qpn();
-  if (auto m = wire::parse_mac(e.mac())) std::copy(m->begin(), m->end(), out.mac.begin());
-  if (auto g = wire::parse_ipv6(e.gid())) std::copy(g->begin(), g->end(), out.gid.begin());
+  if (auto m = vocab::parse_mac(e.mac())) std::copy(m->begin(), m->end(), out.mac.begin());
+  if (auto g = vocab::parse_ipv6(e.gid())) std::copy(g->begin(), g->end(), out.gid.begin());
   return out;
 }
 
@@ -130,7 +130,7 @@ soft::io::Result<JoinAnswer> ManagerJoin::join(uint16_t rank, uint16_t size,
   a.switch_id = resp.switch_id();
   a.host_fallback = resp.host_fallback();
   a.fallback_reason = resp.fallback_reason();
-  a.peer.switch_ip = wire::parse_ipv4(resp.peer().ipv4()).value_or(0);
+  a.peer.switch_ip = vocab::parse_ipv4(resp.peer().ipv4()).value_or(0);
   a.peer.switch_qpn = resp.peer().qpn();
   a.peer.initial_psn = resp.initial_psn();
   a.peer.pmtu = static_cast<uint16_t>(resp.pmtu());

@@ -2,17 +2,17 @@
 
 #include <algorithm>
 
-#include "datapath/wire/addr.h"
 #include "host/transport/soft/io/soft_transport.h"
+#include "proto/vocab/addr.h"
 #ifdef EPIC_HAVE_VERBS
 #include "host/transport/verbs/verbs_transport.h"
+#include "proto/vocab/limits.h"
+#include "proto/vocab/psn.h"
 #endif
 
 namespace epic::host {
 
 namespace {
-
-bool valid_pmtu(uint16_t m) { return m == 256 || m == 512 || m == 1024 || m == 2048 || m == 4096; }
 
 soft::io::Result<std::unique_ptr<Transport>> open_soft(const TransportOptions& o) {
   soft::io::SoftTransportConfig c;
@@ -124,9 +124,10 @@ std::string validate_local(const TransportOptions& o) {
   if (o.timeout_code > 31) return "timeout_code must be 0..31";
   if (o.kind == "soft") {
     if (o.iface.empty()) return "the soft transport needs an interface (iface)";
-    if (o.mac == wire::MacAddr{}) return "the soft transport needs the endpoint's own MAC (mac)";
+    if (o.mac == vocab::MacAddr{}) return "the soft transport needs the endpoint's own MAC (mac)";
     if (o.ip == 0) return "the soft transport needs the endpoint's own IPv4 address (ip)";
-    if (o.qpn == 0 || o.qpn > 0xFFFFFF) return "the soft transport needs a QPN in 1..0xffffff";
+    if (o.qpn == 0 || o.qpn > vocab::kQpnMask)
+      return "the soft transport needs a QPN in 1..0xffffff";
   }
   return "";
 }
@@ -134,13 +135,14 @@ std::string validate_local(const TransportOptions& o) {
 std::string validate(const TransportOptions& o) {
   if (std::string why = validate_local(o); !why.empty()) return why;
   if (o.switch_ip == 0) return "the switch's INC address (switch_ip) is not set";
-  if (o.switch_qpn == 0 || o.switch_qpn > 0xFFFFFF) {
+  if (o.switch_qpn == 0 || o.switch_qpn > vocab::kQpnMask) {
     return "the switch's virtual QPN must be in 1..0xffffff (got " + std::to_string(o.switch_qpn) +
            ")";
   }
-  if (o.initial_psn > 0xFFFFFF) return "the initial PSN must fit 24 bits";
-  if (!valid_pmtu(o.pmtu)) {
-    return "path MTU " + std::to_string(o.pmtu) + " is not one of 256, 512, 1024, 2048, 4096";
+  if (o.initial_psn > vocab::kPsnMask) return "the initial PSN must fit 24 bits";
+  if (!vocab::valid_pmtu(o.pmtu)) {
+    return "path MTU " + std::to_string(o.pmtu) + " is not one of " +
+           std::string(vocab::kPmtuChoices);
   }
   if (o.window == 0) return "the window (MW) must be at least 1 packet";
   return "";

@@ -15,10 +15,11 @@
 #include <memory>
 #include <string>
 
-#include "datapath/wire/roce_packet.h"
 #include "host/transport/endpoint.h"
 #include "host/transport/soft/io/loss_injector.h"
 #include "host/transport/soft/io/status.h"
+#include "proto/vocab/addr.h"
+#include "proto/vocab/limits.h"
 
 namespace epic::host {
 
@@ -29,12 +30,12 @@ struct TransportOptions {
   uint32_t switch_ip = 0;   // host order
   uint32_t switch_qpn = 0;  // the switch's virtual QPN for this rank
   uint32_t initial_psn = 0;
-  uint16_t pmtu = 1024;
-  uint32_t window = 128;  // MW, packets in flight
+  uint16_t pmtu = vocab::kDefaultPmtu;
+  uint32_t window = vocab::kDefaultWindow;  // MW, packets in flight
 
   // soft: the endpoint's interface and identity (its own MAC/IPv4, not the kernel's)
   std::string iface;
-  wire::MacAddr mac{};
+  vocab::MacAddr mac{};
   uint32_t ip = 0;   // host order; verbs: optional, selects the GID
   uint32_t qpn = 0;  // soft only: verbs QPNs are chosen by the device
   uint16_t udp_sport = 0xC000;
@@ -66,7 +67,7 @@ soft::io::Result<std::unique_ptr<Transport>> open_transport(const TransportOptio
 struct LocalEndpoint {
   std::string kind;               // "soft" | "verbs"
   uint32_t ipv4 = 0;              // host order
-  wire::MacAddr mac{};            // soft: the endpoint's own; verbs: all zero (not known here)
+  vocab::MacAddr mac{};           // soft: the endpoint's own; verbs: all zero (not known here)
   std::array<uint8_t, 16> gid{};  // the RoCEv2 GID, ::ffff:ipv4
   uint32_t qpn = 0;
 };
@@ -76,8 +77,8 @@ struct PeerParams {
   uint32_t switch_ip = 0;  // host order
   uint32_t switch_qpn = 0;
   uint32_t initial_psn = 0;
-  uint16_t pmtu = 1024;
-  uint32_t window = 128;
+  uint16_t pmtu = vocab::kDefaultPmtu;
+  uint32_t window = vocab::kDefaultWindow;
 };
 
 using PeerResolver = std::function<soft::io::Result<PeerParams>(const LocalEndpoint&)>;

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-#include "datapath/wire/roce_packet.h"
+#include "proto/vocab/addr.h"
 
 namespace epic::manager {
 
@@ -16,7 +16,7 @@ using SwitchId = std::string;  // operator-chosen, e.g. "leaf0"
 
 struct Endpoint {
   uint32_t ipv4 = 0;  // host order
-  wire::MacAddr mac{};
+  vocab::MacAddr mac{};
   uint32_t qpn = 0;
   friend bool operator==(const Endpoint&, const Endpoint&) = default;
 };

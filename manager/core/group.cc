@@ -1,5 +1,7 @@
 #include "manager/core/group.h"
 
+#include "proto/vocab/psn.h"
+
 namespace epic::manager {
 
 std::string_view group_state_name(GroupState s) {
@@ -24,11 +26,11 @@ uint32_t initial_psn_for(uint32_t group_id) {
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   z ^= z >> 31;
-  return static_cast<uint32_t>(z & 0xFFFFFF);
+  return static_cast<uint32_t>(z & vocab::kPsnMask);
 }
 
-wire::Ipv6Addr ipv4_mapped_gid(uint32_t ipv4) {
-  wire::Ipv6Addr gid{};
+vocab::Ipv6Addr ipv4_mapped_gid(uint32_t ipv4) {
+  vocab::Ipv6Addr gid{};
   gid[10] = 0xFF;
   gid[11] = 0xFF;
   gid[12] = static_cast<uint8_t>(ipv4 >> 24);

@@ -23,10 +23,11 @@
 #include <string_view>
 #include <vector>
 
-#include "datapath/wire/roce_packet.h"
 #include "manager/core/inc_tree.h"
 #include "manager/core/limits.h"
 #include "manager/core/memory_ledger.h"
+#include "proto/vocab/addr.h"
+#include "proto/vocab/limits.h"
 
 namespace epic::manager {
 
@@ -36,16 +37,16 @@ struct RankRequest {
   uint32_t rank = 0;
   uint32_t ipv4 = 0;
   uint32_t qpn = 0;
-  std::optional<wire::MacAddr> mac{};
+  std::optional<vocab::MacAddr> mac{};
   friend bool operator==(const RankRequest&, const RankRequest&) = default;
 };
 
 struct GroupRequest {
   std::string tenant{};
-  std::string name{};                // unique among the tenant's live groups, e.g. "job-42/dp-0"
-  uint32_t window = 16;              // MW: the ranks' outstanding-packet window
-  uint32_t pmtu = 1024;              // the ranks' path MTU
-  std::vector<RankRequest> ranks{};  // every rank 0..N-1 once, in any order
+  std::string name{};  // unique among the tenant's live groups, e.g. "job-42/dp-0"
+  uint32_t window = vocab::kDefaultWindow;  // MW: the ranks' outstanding-packet window
+  uint32_t pmtu = vocab::kDefaultPmtu;      // the ranks' path MTU
+  std::vector<RankRequest> ranks{};         // every rank 0..N-1 once, in any order
   // How long to wait in the Temporal Mux queue for memory; 0: answer "no INC memory" at once.
   Millis queue_timeout{0};
   friend bool operator==(const GroupRequest&, const GroupRequest&) = default;
@@ -83,9 +84,9 @@ struct Group {
 struct RankAnswer {
   uint32_t group_id = 0;
   uint32_t rank = 0;
-  SwitchId switch_id{};       // the rank's first-hop switch
-  Endpoint peer{};            // that switch's virtual endpoint on the rank's edge (IP, MAC, QPN)
-  wire::Ipv6Addr peer_gid{};  // RoCEv2 GID of peer.ipv4: IPv4-mapped ::ffff:a.b.c.d
+  SwitchId switch_id{};        // the rank's first-hop switch
+  Endpoint peer{};             // that switch's virtual endpoint on the rank's edge (IP, MAC, QPN)
+  vocab::Ipv6Addr peer_gid{};  // RoCEv2 GID of peer.ipv4: IPv4-mapped ::ffff:a.b.c.d
   uint32_t initial_psn = 0;
   uint32_t window = 0;
   uint32_t pmtu = 0;
@@ -95,6 +96,6 @@ struct RankAnswer {
 // The group's first PSN: a fixed mix of its id, so that a QPN reused by a later group does not
 // start where a stale packet of an earlier one might still be.
 uint32_t initial_psn_for(uint32_t group_id);
-wire::Ipv6Addr ipv4_mapped_gid(uint32_t ipv4);
+vocab::Ipv6Addr ipv4_mapped_gid(uint32_t ipv4);
 
 }  // namespace epic::manager

@@ -11,7 +11,7 @@ Error invalid(std::string m) { return make_error(ErrorCode::kInvalidArgument, st
 std::string q(const std::string& s) { return "'" + s + "'"; }
 
 std::string endpoint_text(uint32_t ipv4, uint32_t qpn) {
-  return ipv4_text(ipv4) + " qpn " + qpn_text(qpn);
+  return vocab::format_ipv4(ipv4) + " qpn " + vocab::format_qpn(qpn);
 }
 
 std::string group_text(const Group& g) {
@@ -40,10 +40,12 @@ Result<std::vector<RankPlacement>> validate_request(const GroupRequest& r, const
                    " must be 1-128 printable characters without spaces");
   }
   if (!valid_window(r.window)) {
-    return invalid("window " + std::to_string(r.window) + " is not a power of two in 1..1048576");
+    return invalid("window " + std::to_string(r.window) + " is not a power of two in 1.." +
+                   std::to_string(vocab::kMaxWindow));
   }
   if (!valid_pmtu(r.pmtu)) {
-    return invalid("pmtu " + std::to_string(r.pmtu) + " is not one of 256, 512, 1024, 2048, 4096");
+    return invalid("pmtu " + std::to_string(r.pmtu) + " is not one of " +
+                   std::string(vocab::kPmtuChoices));
   }
   const size_t size = r.ranks.size();
   if (size == 0 || size > kMaxRanks) {
@@ -59,15 +61,16 @@ Result<std::vector<RankPlacement>> validate_request(const GroupRequest& r, const
     if (by_rank[rr.rank]) return invalid(who + " is listed twice");
     by_rank[rr.rank] = &rr;
     if (!is_unicast_ipv4(rr.ipv4)) {
-      return invalid(who + ": " + ipv4_text(rr.ipv4) + " is not a unicast host address");
+      return invalid(who + ": " + vocab::format_ipv4(rr.ipv4) + " is not a unicast host address");
     }
-    if (rr.qpn >= kQpnLimit) return invalid(who + ": QPN " + qpn_text(rr.qpn) + " is not 24-bit");
+    if (rr.qpn >= kQpnLimit)
+      return invalid(who + ": QPN " + vocab::format_qpn(rr.qpn) + " is not 24-bit");
     if (rr.qpn < 2) {
       return invalid(who + ": QPN " + std::to_string(rr.qpn) +
                      " is reserved (QP0 and QP1 are the management QPs)");
     }
     if (rr.mac && !is_unicast_mac(*rr.mac)) {
-      return invalid(who + ": MAC " + mac_text(*rr.mac) + " is not a unicast MAC");
+      return invalid(who + ": MAC " + vocab::format_mac(*rr.mac) + " is not a unicast MAC");
     }
   }
   std::map<std::pair<uint32_t, uint32_t>, uint32_t> endpoints;
@@ -112,13 +115,14 @@ Result<std::vector<RankPlacement>> validate_request(const GroupRequest& r, const
   std::vector<RankPlacement> out;
   out.reserve(size);
   for (const RankRequest* rr : by_rank) {
-    const std::string who = "rank " + std::to_string(rr->rank) + " (" + ipv4_text(rr->ipv4) + ")";
+    const std::string who =
+        "rank " + std::to_string(rr->rank) + " (" + vocab::format_ipv4(rr->ipv4) + ")";
     const RankAttachment* at = topology.find_rank(rr->ipv4);
     if (!at)
       return make_error(ErrorCode::kNotFound, who + ": no switch port is known for this address");
     if (rr->mac && *rr->mac != at->mac) {
-      return invalid(who + ": MAC " + mac_text(*rr->mac) + " differs from " + mac_text(at->mac) +
-                     " known behind " + to_string(at->at));
+      return invalid(who + ": MAC " + vocab::format_mac(*rr->mac) + " differs from " +
+                     vocab::format_mac(at->mac) + " known behind " + to_string(at->at));
     }
     out.push_back({rr->rank, at->at, Endpoint{rr->ipv4, at->mac, rr->qpn}});
   }

@@ -1,14 +1,13 @@
-// The numbers and rules the manager shares with incd and the rank library: what a window, a
-// pmtu, a QPN and a unicast address may be (the same rules as incd's config loader,
-// docs/incd-config.md), the engine's fan-out limit, and the manager's clock type.
+// The protocol's limits and address rules as the manager's code uses them — each defined
+// once in the protocol vocabulary (proto/vocab/limits.h, proto/vocab/addr.h), shared with
+// incd, the IncAgent and the rank library — and the manager's clock type.
 // Threading: constants and pure functions.
 #pragma once
 
 #include <chrono>
-#include <cstdint>
-#include <string>
 
-#include "datapath/wire/roce_packet.h"
+#include "proto/vocab/addr.h"
+#include "proto/vocab/limits.h"
 
 namespace epic::manager {
 
@@ -17,26 +16,17 @@ namespace epic::manager {
 // that times kept in the store stay meaningful across a restart.
 using Millis = std::chrono::milliseconds;
 
-inline constexpr uint32_t kMaxRanks = 65535;      // engine::GroupConfig::num_ranks is 16 bits
-inline constexpr uint32_t kMaxChildren = 64;      // engine::kMaxChildren: a slot's bitmap width
-inline constexpr uint32_t kMaxWindow = 1u << 20;  // MW: a power of two in 1..2^20
-inline constexpr uint32_t kQpnLimit = 1u << 24;   // QPNs are 24-bit
-// Virtual QPNs the manager hands out on a switch's INC address: [kFirstVirtualQpn, 2^24).
-inline constexpr uint32_t kFirstVirtualQpn = 0x100;
-// Bytes of RoCEv2 framing around a pmtu-sized payload, with margin (docs/incd-config.md):
-// a group with pmtu P needs IP MTU >= P + 90 on every port it uses.
-inline constexpr uint32_t kRoceOverheadBytes = 90;
-inline constexpr uint16_t kMinPortMtu = 68;
-inline constexpr uint16_t kMaxPortMtu = 9600;
-
-bool valid_window(uint32_t window);  // a power of two in 1..kMaxWindow
-bool valid_pmtu(uint32_t pmtu);      // 256 | 512 | 1024 | 2048 | 4096
-// Not 0.0.0.0, broadcast, multicast (224/4), loopback (127/8) or class E (240/4).
-bool is_unicast_ipv4(uint32_t ipv4);
-bool is_unicast_mac(const wire::MacAddr& mac);  // not all-zero, group bit clear
-
-std::string ipv4_text(uint32_t ipv4);  // "10.77.0.1"
-std::string mac_text(const wire::MacAddr& mac);
-std::string qpn_text(uint32_t qpn);  // "0x000100"
+using vocab::is_unicast_ipv4;
+using vocab::is_unicast_mac;
+using vocab::kFirstVirtualQpn;
+using vocab::kMaxChildren;
+using vocab::kMaxPortMtu;
+using vocab::kMaxRanks;
+using vocab::kMaxWindow;
+using vocab::kMinPortMtu;
+using vocab::kQpnLimit;
+using vocab::kRoceOverheadBytes;
+using vocab::valid_pmtu;
+using vocab::valid_window;
 
 }  // namespace epic::manager

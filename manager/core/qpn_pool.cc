@@ -24,12 +24,12 @@ uint32_t QpnPool::allocate(const SwitchId& id) {
 Status QpnPool::claim(const SwitchId& id, uint32_t qpn) {
   if (qpn < kFirstVirtualQpn || qpn >= kQpnLimit) {
     return make_error(ErrorCode::kInvalidArgument,
-                      "virtual QPN " + qpn_text(qpn) + " on switch '" + id +
+                      "virtual QPN " + vocab::format_qpn(qpn) + " on switch '" + id +
                           "' is outside the manager's range 0x000100..0xffffff");
   }
   if (!used_[id].insert(qpn).second) {
-    return make_error(ErrorCode::kAlreadyExists,
-                      "virtual QPN " + qpn_text(qpn) + " on switch '" + id + "' is used twice");
+    return make_error(ErrorCode::kAlreadyExists, "virtual QPN " + vocab::format_qpn(qpn) +
+                                                     " on switch '" + id + "' is used twice");
   }
   return {};
 }

@@ -8,7 +8,7 @@ std::string group_text(const RankJoin& j) {
 }
 
 std::string endpoint_text(const RankRequest& r) {
-  return ipv4_text(r.ipv4) + " qpn " + qpn_text(r.qpn);
+  return vocab::format_ipv4(r.ipv4) + " qpn " + vocab::format_qpn(r.qpn);
 }
 
 }  // namespace

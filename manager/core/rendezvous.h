@@ -15,6 +15,7 @@
 
 #include "manager/core/error.h"
 #include "manager/core/group.h"
+#include "proto/vocab/limits.h"
 
 namespace epic::manager {
 
@@ -23,8 +24,8 @@ struct RankJoin {
   std::string group{};  // the group's name
   uint32_t size = 0;    // ranks in the whole group
   RankRequest rank{};
-  uint32_t window = 16;
-  uint32_t pmtu = 1024;
+  uint32_t window = vocab::kDefaultWindow;
+  uint32_t pmtu = vocab::kDefaultPmtu;
   Millis queue_timeout{0};
 };
 

@@ -1,6 +1,6 @@
 #include "manager/core/store_codec.h"
 
-#include "datapath/wire/addr.h"
+#include "proto/vocab/addr.h"
 
 namespace epic::manager::store_codec {
 
@@ -31,14 +31,14 @@ const json& get_object(const json& j, const char* key) {
 
 uint32_t get_ipv4(const json& j, const char* key) {
   const std::string s = get_string(j, key);
-  auto ip = wire::parse_ipv4(s);
+  auto ip = vocab::parse_ipv4(s);
   if (!ip) fail("field \"" + std::string(key) + "\": \"" + s + "\" is not an IPv4 address");
   return *ip;
 }
 
-wire::MacAddr get_mac(const json& j, const char* key) {
+vocab::MacAddr get_mac(const json& j, const char* key) {
   const std::string s = get_string(j, key);
-  auto mac = wire::parse_mac(s);
+  auto mac = vocab::parse_mac(s);
   if (!mac) fail("field \"" + std::string(key) + "\": \"" + s + "\" is not a MAC address");
   return *mac;
 }
@@ -53,7 +53,7 @@ json encode_port(const SwitchPort& p) { return {{"switch", p.switch_id}, {"port"
 SwitchPort decode_port(const json& j) { return {get_string(j, "switch"), get_string(j, "port")}; }
 
 json encode_endpoint(const Endpoint& e) {
-  return {{"ipv4", ipv4_text(e.ipv4)}, {"mac", mac_text(e.mac)}, {"qpn", e.qpn}};
+  return {{"ipv4", vocab::format_ipv4(e.ipv4)}, {"mac", vocab::format_mac(e.mac)}, {"qpn", e.qpn}};
 }
 
 Endpoint decode_endpoint(const json& j) {
@@ -179,8 +179,8 @@ json encode(const SwitchSpec& s) {
   for (const auto& p : s.ports) ports.push_back({{"name", p.name}, {"mtu", p.mtu}});
   return {{"record", "switch"},
           {"id", s.id},
-          {"inc_ipv4", ipv4_text(s.inc_ipv4)},
-          {"inc_mac", mac_text(s.inc_mac)},
+          {"inc_ipv4", vocab::format_ipv4(s.inc_ipv4)},
+          {"inc_mac", vocab::format_mac(s.inc_mac)},
           {"slot_capacity", s.slot_capacity},
           {"max_window", s.max_window},
           {"max_pmtu", s.max_pmtu},
@@ -212,8 +212,8 @@ Link decode_link(const json& j) {
 
 json encode(const RankAttachment& r) {
   return {{"record", "rank"},
-          {"ipv4", ipv4_text(r.ipv4)},
-          {"mac", mac_text(r.mac)},
+          {"ipv4", vocab::format_ipv4(r.ipv4)},
+          {"mac", vocab::format_mac(r.mac)},
           {"at", encode_port(r.at)}};
 }
 
@@ -260,8 +260,8 @@ Tenant decode_tenant(const json& j) {
 json encode(const Group& g) {
   json ranks = json::array();
   for (const auto& r : g.request.ranks) {
-    json rj = {{"rank", r.rank}, {"ipv4", ipv4_text(r.ipv4)}, {"qpn", r.qpn}};
-    if (r.mac) rj["mac"] = mac_text(*r.mac);
+    json rj = {{"rank", r.rank}, {"ipv4", vocab::format_ipv4(r.ipv4)}, {"qpn", r.qpn}};
+    if (r.mac) rj["mac"] = vocab::format_mac(*r.mac);
     ranks.push_back(std::move(rj));
   }
   json grants = json::array();

@@ -31,22 +31,23 @@ Status Topology::add_switch(SwitchSpec spec) {
     return make_error(ErrorCode::kAlreadyExists, who + " already exists");
   }
   if (!is_unicast_ipv4(spec.inc_ipv4)) {
-    return invalid(who + ": INC address " + ipv4_text(spec.inc_ipv4) +
+    return invalid(who + ": INC address " + vocab::format_ipv4(spec.inc_ipv4) +
                    " is not a unicast host address");
   }
   if (!is_unicast_mac(spec.inc_mac)) {
-    return invalid(who + ": INC MAC " + mac_text(spec.inc_mac) + " is not a unicast MAC");
+    return invalid(who + ": INC MAC " + vocab::format_mac(spec.inc_mac) + " is not a unicast MAC");
   }
   if (auto it = std::find_if(switches_.begin(), switches_.end(),
                              [&](const auto& kv) { return kv.second.inc_ipv4 == spec.inc_ipv4; });
       it != switches_.end()) {
-    return make_error(ErrorCode::kAlreadyExists, who + ": INC address " + ipv4_text(spec.inc_ipv4) +
+    return make_error(ErrorCode::kAlreadyExists, who + ": INC address " +
+                                                     vocab::format_ipv4(spec.inc_ipv4) +
                                                      " is already switch '" + it->first + "''s");
   }
   if (const auto* r = find_rank(spec.inc_ipv4)) {
-    return make_error(ErrorCode::kAlreadyExists, who + ": INC address " + ipv4_text(spec.inc_ipv4) +
-                                                     " is a rank address behind " +
-                                                     to_string(r->at));
+    return make_error(ErrorCode::kAlreadyExists,
+                      who + ": INC address " + vocab::format_ipv4(spec.inc_ipv4) +
+                          " is a rank address behind " + to_string(r->at));
   }
   if (spec.ports.empty()) return invalid(who + " has no ports");
   std::set<std::string> names;
@@ -58,17 +59,17 @@ Status Topology::add_switch(SwitchSpec spec) {
       return invalid(who + ": port '" + p.name + "' is listed twice");
     }
     if (p.mtu < kMinPortMtu || p.mtu > kMaxPortMtu) {
-      return invalid(who + ": port '" + p.name + "' mtu " + std::to_string(p.mtu) +
-                     " is outside 68..9600");
+      return invalid(who + ": port '" + p.name + "' mtu " + std::to_string(p.mtu) + " is outside " +
+                     std::to_string(kMinPortMtu) + ".." + std::to_string(kMaxPortMtu));
     }
   }
   if (!valid_window(spec.max_window)) {
     return invalid(who + ": max_window " + std::to_string(spec.max_window) +
-                   " is not a power of two in 1..1048576");
+                   " is not a power of two in 1.." + std::to_string(vocab::kMaxWindow));
   }
   if (!valid_pmtu(spec.max_pmtu)) {
-    return invalid(who + ": max_pmtu " + std::to_string(spec.max_pmtu) +
-                   " is not one of 256, 512, 1024, 2048, 4096");
+    return invalid(who + ": max_pmtu " + std::to_string(spec.max_pmtu) + " is not one of " +
+                   std::string(vocab::kPmtuChoices));
   }
   switches_.emplace(spec.id, std::move(spec));
   return {};
@@ -104,7 +105,7 @@ Status Topology::add_link(Link link) {
       if (r.at == *end) {
         return make_error(ErrorCode::kAlreadyExists, what + ": port " + to_string(*end) +
                                                          " already has rank address " +
-                                                         ipv4_text(ip) + " behind it");
+                                                         vocab::format_ipv4(ip) + " behind it");
       }
     }
   }
@@ -116,10 +117,10 @@ Status Topology::add_link(Link link) {
 }
 
 Status Topology::attach_rank(RankAttachment rank) {
-  const std::string who = "rank address " + ipv4_text(rank.ipv4);
+  const std::string who = "rank address " + vocab::format_ipv4(rank.ipv4);
   if (!is_unicast_ipv4(rank.ipv4)) return invalid(who + " is not a unicast host address");
   if (!is_unicast_mac(rank.mac)) {
-    return invalid(who + ": MAC " + mac_text(rank.mac) + " is not a unicast MAC");
+    return invalid(who + ": MAC " + vocab::format_mac(rank.mac) + " is not a unicast MAC");
   }
   if (!find_switch(rank.at.switch_id)) {
     return make_error(ErrorCode::kNotFound, who + ": unknown switch '" + rank.at.switch_id + "'");

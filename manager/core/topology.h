@@ -15,6 +15,7 @@
 
 #include "manager/core/endpoint.h"
 #include "manager/core/error.h"
+#include "proto/vocab/limits.h"
 
 namespace epic::manager {
 
@@ -27,13 +28,14 @@ struct PortSpec {
 struct SwitchSpec {
   SwitchId id{};
   uint32_t inc_ipv4 = 0;  // the INC address the switch's virtual QPs live on (host order)
-  wire::MacAddr inc_mac{};
+  vocab::MacAddr inc_mac{};
   std::vector<PortSpec> ports{};
   // Slots the indirection layer can grant (docs/manager.md: one slot holds one PSN's
   // accumulator and result for the switch's max_pmtu).
   uint32_t slot_capacity = 0;
-  uint32_t max_window = 1024;  // largest MW the switch accepts (a power of two)
-  uint16_t max_pmtu = 4096;    // largest pmtu the switch accepts
+  uint32_t max_window =
+      vocab::kDefaultSwitchMaxWindow;   // largest MW the switch accepts (a power of two)
+  uint16_t max_pmtu = vocab::kMaxPmtu;  // largest pmtu the switch accepts
   friend bool operator==(const SwitchSpec&, const SwitchSpec&) = default;
 };
 
@@ -49,7 +51,7 @@ std::string to_string(const Link& l);  // "leaf0:up0 - spine0:d0"
 // address (several QPs of one NIC) and several addresses one port.
 struct RankAttachment {
   uint32_t ipv4 = 0;
-  wire::MacAddr mac{};
+  vocab::MacAddr mac{};
   SwitchPort at{};
   friend bool operator==(const RankAttachment&, const RankAttachment&) = default;
 };

@@ -2,10 +2,10 @@
 // (activity, Temporal Mux resume, learned hosts), and the answers to actions.
 #include <spdlog/spdlog.h>
 
-#include "datapath/wire/addr.h"
 #include "manager/service/controller.h"
 #include "manager/service/convert_in.h"
 #include "manager/service/convert_out.h"
+#include "proto/vocab/addr.h"
 
 namespace epic::manager::service {
 
@@ -233,8 +233,8 @@ void Controller::on_heartbeat(const SwitchId& id, const pb::Heartbeat& beat, Mil
   // them already or the port carries a switch-to-switch link.
   bool attached = false;
   for (const pb::LearnedHost& h : beat.hosts()) {
-    auto ip = wire::parse_ipv4(h.ipv4());
-    auto mac = wire::parse_mac(h.mac());
+    auto ip = vocab::parse_ipv4(h.ipv4());
+    auto mac = vocab::parse_mac(h.mac());
     if (!ip || !mac || core_.topology().find_rank(*ip)) continue;
     const SwitchPort at{id, h.port()};
     if (!core_.topology().find_port(at) || core_.topology().link_peer(at)) continue;
@@ -276,7 +276,7 @@ void Controller::apply_declared() {
     const RankAttachment* known = core_.topology().find_rank(r.ipv4);
     if (known || !core_.topology().find_switch(r.at.switch_id)) continue;
     if (Status s = core_.attach_rank(r); !s.ok()) {
-      log_->warn("declared rank {}: {}", ipv4_text(r.ipv4), s.error().to_string());
+      log_->warn("declared rank {}: {}", vocab::format_ipv4(r.ipv4), s.error().to_string());
     } else {
       dirty_ = true;
     }

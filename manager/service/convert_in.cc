@@ -3,9 +3,10 @@
 #include <algorithm>
 #include <set>
 
-#include "datapath/wire/addr.h"
 #include "manager/core/group.h"
 #include "manager/core/limits.h"
+#include "proto/vocab/addr.h"
+#include "proto/vocab/limits.h"
 
 namespace epic::manager::service {
 namespace {
@@ -42,15 +43,15 @@ bool valid_name(std::string_view name) {
 
 Result<uint32_t> parse_ipv4_field(std::string_view field, const std::string& text) {
   if (text.empty()) return invalid(field, "required (a dotted-quad IPv4 address)");
-  auto a = wire::parse_ipv4(text);
+  auto a = vocab::parse_ipv4(text);
   if (!a) return invalid(field, "'" + text + "' is not a dotted-quad IPv4 address");
   if (!is_unicast_ipv4(*a)) return invalid(field, "'" + text + "' is not a unicast address");
   return *a;
 }
 
-Result<wire::MacAddr> parse_mac_field(std::string_view field, const std::string& text) {
+Result<vocab::MacAddr> parse_mac_field(std::string_view field, const std::string& text) {
   if (text.empty()) return invalid(field, "required (a MAC like 02:00:00:00:00:01)");
-  auto m = wire::parse_mac(text);
+  auto m = vocab::parse_mac(text);
   if (!m) return invalid(field, "'" + text + "' is not a MAC like 02:00:00:00:00:01");
   if (!is_unicast_mac(*m)) return invalid(field, "'" + text + "' is not a unicast MAC");
   return *m;
@@ -73,7 +74,7 @@ Result<RankRequest> rank_endpoint_from(std::string_view field, const pb::RankEnd
     return invalid(join_path(field, "qpn"), std::to_string(e.qpn()) + " is not a QPN in 1..2^24-1");
   }
   if (!e.gid().empty()) {
-    auto gid = wire::parse_ipv6(e.gid());
+    auto gid = vocab::parse_ipv6(e.gid());
     if (!gid) return invalid(join_path(field, "gid"), "'" + e.gid() + "' is not an IPv6 GID");
     if (*gid != ipv4_mapped_gid(ip.value())) {
       return invalid(join_path(field, "gid"), "'" + e.gid() + "' is not the IPv4-mapped GID of " +
@@ -124,11 +125,13 @@ Result<RankJoin> rank_join_from(const pb::JoinGroupRequest& r) {
   j.rank.rank = r.rank();
   j.window = r.has_window() ? r.window() : kDefaultWindow;
   if (!valid_window(j.window)) {
-    return invalid("window", std::to_string(j.window) + " is not a power of two in 1..2^20");
+    return invalid("window", std::to_string(j.window) + " is not a power of two in 1.." +
+                                 std::to_string(vocab::kMaxWindow));
   }
   j.pmtu = r.has_pmtu() ? r.pmtu() : kDefaultPmtu;
   if (!valid_pmtu(j.pmtu)) {
-    return invalid("pmtu", std::to_string(j.pmtu) + " is not one of 256|512|1024|2048|4096");
+    return invalid("pmtu",
+                   std::to_string(j.pmtu) + " is not one of " + std::string(vocab::kPmtuChoices));
   }
   j.tenant = r.tenant();
   j.group = r.group();
@@ -168,15 +171,16 @@ Result<SwitchSpec> switch_spec_from(const pb::Register& r) {
     return invalid("registration.slot_capacity", "must be >= 1 (the slots the switch can grant)");
   }
   s.slot_capacity = r.slot_capacity();
-  s.max_window = r.max_window() == 0 ? 1024 : r.max_window();
+  s.max_window = r.max_window() == 0 ? vocab::kDefaultSwitchMaxWindow : r.max_window();
   if (!valid_window(s.max_window)) {
-    return invalid("registration.max_window",
-                   std::to_string(s.max_window) + " is not a power of two in 1..2^20");
+    return invalid("registration.max_window", std::to_string(s.max_window) +
+                                                  " is not a power of two in 1.." +
+                                                  std::to_string(vocab::kMaxWindow));
   }
-  const uint32_t pmtu = r.max_pmtu() == 0 ? 4096 : r.max_pmtu();
+  const uint32_t pmtu = r.max_pmtu() == 0 ? vocab::kMaxPmtu : r.max_pmtu();
   if (!valid_pmtu(pmtu)) {
     return invalid("registration.max_pmtu",
-                   std::to_string(pmtu) + " is not one of 256|512|1024|2048|4096");
+                   std::to_string(pmtu) + " is not one of " + std::string(vocab::kPmtuChoices));
   }
   s.max_pmtu = static_cast<uint16_t>(pmtu);
   return s;

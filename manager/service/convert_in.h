@@ -19,8 +19,8 @@ namespace epic::manager::service {
 
 namespace pb = ::epic::inc::v1;
 
-inline constexpr uint32_t kDefaultWindow = 16;
-inline constexpr uint32_t kDefaultPmtu = 1024;
+using vocab::kDefaultPmtu;
+using vocab::kDefaultWindow;
 
 Error invalid(std::string_view field, std::string_view why);
 
@@ -28,7 +28,7 @@ Error invalid(std::string_view field, std::string_view why);
 bool valid_name(std::string_view name);
 
 Result<uint32_t> parse_ipv4_field(std::string_view field, const std::string& text);
-Result<wire::MacAddr> parse_mac_field(std::string_view field, const std::string& text);
+Result<vocab::MacAddr> parse_mac_field(std::string_view field, const std::string& text);
 // "leaf0:up0"
 Result<SwitchPort> parse_switch_port(std::string_view field, const std::string& text);
 

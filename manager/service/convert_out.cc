@@ -2,8 +2,8 @@
 
 #include <google/protobuf/util/message_differencer.h>
 
-#include "datapath/wire/addr.h"
 #include "manager/core/limits.h"
+#include "proto/vocab/addr.h"
 
 namespace epic::manager::service {
 namespace {
@@ -34,7 +34,7 @@ void fill_parent(pb::ContextParent& out, const TreeParent& p) {
 
 // Text forms differ in case only when an agent formats MACs its own way.
 void normalise(pb::Endpoint& e) {
-  if (auto m = wire::parse_mac(e.mac())) e.set_mac(wire::format_mac(*m));
+  if (auto m = vocab::parse_mac(e.mac())) e.set_mac(vocab::format_mac(*m));
 }
 
 pb::SwitchContext comparable(const pb::SwitchContext& c) {
@@ -57,8 +57,8 @@ pb::SwitchContext comparable(const pb::SwitchContext& c) {
 
 pb::Endpoint to_proto(const Endpoint& e) {
   pb::Endpoint out;
-  out.set_ipv4(ipv4_text(e.ipv4));
-  out.set_mac(mac_text(e.mac));
+  out.set_ipv4(vocab::format_ipv4(e.ipv4));
+  out.set_mac(vocab::format_mac(e.mac));
   out.set_qpn(e.qpn);
   return out;
 }
@@ -105,9 +105,9 @@ pb::JoinGroupResponse to_proto(const RankAnswer& a) {
   out.set_rank(a.rank);
   out.set_switch_id(a.switch_id);
   auto* peer = out.mutable_peer();
-  peer->set_ipv4(ipv4_text(a.peer.ipv4));
-  peer->set_gid(wire::format_ipv6(a.peer_gid));
-  peer->set_mac(mac_text(a.peer.mac));
+  peer->set_ipv4(vocab::format_ipv4(a.peer.ipv4));
+  peer->set_gid(vocab::format_ipv6(a.peer_gid));
+  peer->set_mac(vocab::format_mac(a.peer.mac));
   peer->set_qpn(a.peer.qpn);
   out.set_initial_psn(a.initial_psn);
   out.set_pmtu(a.pmtu);
@@ -136,8 +136,8 @@ pb::Link to_proto(const Link& l) {
 
 pb::RankAttachment to_proto(const RankAttachment& r) {
   pb::RankAttachment out;
-  out.set_ipv4(ipv4_text(r.ipv4));
-  out.set_mac(mac_text(r.mac));
+  out.set_ipv4(vocab::format_ipv4(r.ipv4));
+  out.set_mac(vocab::format_mac(r.mac));
   *out.mutable_at() = port_ref(r.at);
   return out;
 }
@@ -155,9 +155,9 @@ pb::GroupInfo group_info(const Group& g) {
   for (const RankRequest& r : g.request.ranks) {
     auto* rank = out.add_ranks();
     rank->set_rank(r.rank);
-    rank->set_ipv4(ipv4_text(r.ipv4));
+    rank->set_ipv4(vocab::format_ipv4(r.ipv4));
     rank->set_qpn(r.qpn);
-    if (r.mac) rank->set_mac(mac_text(*r.mac));
+    if (r.mac) rank->set_mac(vocab::format_mac(*r.mac));
   }
   if (!g.tree.nodes.empty()) {
     auto* tree = out.mutable_tree();
@@ -186,8 +186,8 @@ pb::GroupInfo group_info(const Group& g) {
 pb::SwitchInfo switch_info(const SwitchSpec& s, const IncManager& core) {
   pb::SwitchInfo out;
   out.set_switch_id(s.id);
-  out.set_inc_ipv4(ipv4_text(s.inc_ipv4));
-  out.set_inc_mac(mac_text(s.inc_mac));
+  out.set_inc_ipv4(vocab::format_ipv4(s.inc_ipv4));
+  out.set_inc_mac(vocab::format_mac(s.inc_mac));
   for (const PortSpec& p : s.ports) {
     auto* port = out.add_ports();
     port->set_name(p.name);

@@ -33,13 +33,13 @@ struct Setup {
   uint64_t payload_bytes = 0;  // data payload bytes across all data frames
 };
 
-Setup make_setup(arith::DType t, uint16_t pmtu) {
+Setup make_setup(vocab::DType t, uint16_t pmtu) {
   Setup s;
   s.cfg.window = kWindow;
   s.cfg.pmtu = pmtu;
   s.cfg.initial_psn = 0;
   s.cfg.num_ranks = kFanIn;
-  const w::MacAddr sw_mac{2, 0xEE, 0, 0, 0, 1};
+  const vocab::MacAddr sw_mac{2, 0xEE, 0, 0, 0, 1};
   for (int c = 0; c < kFanIn; ++c) {
     e::ChildLink l;
     l.local = {sw_mac, 0x0AC80001, 0x1000u + static_cast<uint32_t>(c)};
@@ -51,11 +51,11 @@ Setup make_setup(arith::DType t, uint16_t pmtu) {
     l.first_rank = static_cast<uint16_t>(c);
     s.cfg.children.push_back(l);
   }
-  const uint32_t per_packet = pmtu / static_cast<uint32_t>(arith::wire_bytes(t));
-  const e::CollectiveDescriptor d{e::CollectiveType::kAllReduce, t, arith::ReduceOp::kSum, 0,
-                                  per_packet * kPsns};
-  uint8_t ctrl[e::kControlPayloadBytes];
-  e::encode_control(d, ctrl);
+  const uint32_t per_packet = pmtu / static_cast<uint32_t>(vocab::wire_bytes(t));
+  const vocab::CollectiveDescriptor d{vocab::CollectiveType::kAllReduce, t, vocab::ReduceOp::kSum,
+                                      0, per_packet * kPsns};
+  uint8_t ctrl[vocab::kControlPayloadBytes];
+  vocab::encode_control(d, ctrl);
   auto base = [&](int c) {
     return w::PacketBuilder()
         .eth(sw_mac, s.cfg.children[static_cast<size_t>(c)].remote.mac)
@@ -64,7 +64,7 @@ Setup make_setup(arith::DType t, uint16_t pmtu) {
   for (int c = 0; c < kFanIn; ++c) {
     auto b = base(c)
                  .bth(w::op::kSendOnlyImm, 0x1000u + static_cast<uint32_t>(c), 0)
-                 .immdt(e::kControlImm);
+                 .immdt(vocab::kControlImm);
     b.payload({ctrl, sizeof ctrl});
     s.frames.push_back(b.build());
   }
@@ -129,7 +129,7 @@ int main(int argc, char** argv) {
       return a == "--help" || a == "-h" ? 0 : 2;
     }
   }
-  for (arith::DType t : {arith::DType::kFp32, arith::DType::kBf16}) {
+  for (vocab::DType t : {vocab::DType::kFp32, vocab::DType::kBf16}) {
     for (uint16_t pmtu : {1024, 4096}) {
       const Setup s = make_setup(t, pmtu);
       std::vector<e::RxFrame> rx;
@@ -181,7 +181,7 @@ int main(int argc, char** argv) {
       }
       const auto agg = bench::summarize(agg_v), fwd = bench::summarize(fwd_v),
                  cp = bench::summarize(cp_v);
-      const std::string extra = "\"dtype\":\"" + std::string(arith::to_string(t)) +
+      const std::string extra = "\"dtype\":\"" + std::string(vocab::to_string(t)) +
                                 "\",\"payload_bytes\":" + std::to_string(pmtu) + ",\"fan_in\":8,";
       bench::emit("engine", "mode2_aggregate", extra, agg, "Mpps", reps);
       bench::emit("engine", "forward_only", extra, fwd, "Mpps", reps);

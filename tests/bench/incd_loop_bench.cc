@@ -35,9 +35,9 @@
 #include <vector>
 
 #include "datapath/dpdk/datapath.h"
-#include "datapath/engine/collective.h"
 #include "datapath/engine/group.h"
 #include "datapath/wire/builder.h"
+#include "proto/vocab/collective.h"
 #include "tests/bench/bench_util.h"
 
 namespace {
@@ -52,8 +52,8 @@ constexpr uint32_t kPsns = 512;
 constexpr uint32_t kWindow = 64;
 constexpr uint16_t kPmtu = 1024;
 constexpr uint32_t kIncIp = 0x0AC80001;  // 10.200.0.1
-const w::MacAddr kSwitchMac{2, 0xEE, 0, 0, 0, 1};
-const w::MacAddr kHostA{2, 0xAB, 0, 0, 0, 0xA}, kHostB{2, 0xAB, 0, 0, 0, 0xB};
+const vocab::MacAddr kSwitchMac{2, 0xEE, 0, 0, 0, 1};
+const vocab::MacAddr kHostA{2, 0xAB, 0, 0, 0, 0xA}, kHostB{2, 0xAB, 0, 0, 0, 0xB};
 constexpr uint32_t kHostAIp = 0x0A010001, kHostBIp = 0x0A010002;
 
 using Frames = std::vector<std::vector<uint8_t>>;
@@ -80,13 +80,13 @@ e::GroupConfig make_group(uint32_t id) {
 }
 
 // A Mode-II AllReduce as in engine_bench: 8 control messages, then PSN-major data.
-Frames make_aggregation(arith::DType t) {
+Frames make_aggregation(vocab::DType t) {
   const e::GroupConfig g = make_group(0);
-  const uint32_t per_packet = kPmtu / static_cast<uint32_t>(arith::wire_bytes(t));
-  const e::CollectiveDescriptor d{e::CollectiveType::kAllReduce, t, arith::ReduceOp::kSum, 0,
-                                  per_packet * kPsns};
-  uint8_t ctrl[e::kControlPayloadBytes];
-  e::encode_control(d, ctrl);
+  const uint32_t per_packet = kPmtu / static_cast<uint32_t>(vocab::wire_bytes(t));
+  const vocab::CollectiveDescriptor d{vocab::CollectiveType::kAllReduce, t, vocab::ReduceOp::kSum,
+                                      0, per_packet * kPsns};
+  uint8_t ctrl[vocab::kControlPayloadBytes];
+  vocab::encode_control(d, ctrl);
   auto base = [&](int c) {
     return w::PacketBuilder()
         .eth(kSwitchMac, g.children[static_cast<size_t>(c)].remote.mac)
@@ -96,7 +96,7 @@ Frames make_aggregation(arith::DType t) {
   for (int c = 0; c < kFanIn; ++c) {
     auto b = base(c)
                  .bth(w::op::kSendOnlyImm, 0x1000u + static_cast<uint32_t>(c), 0)
-                 .immdt(e::kControlImm);
+                 .immdt(vocab::kControlImm);
     b.payload({ctrl, sizeof ctrl});
     f.push_back(b.build());
   }
@@ -120,7 +120,7 @@ Frames make_aggregation(arith::DType t) {
 Frames make_forward() {
   auto base = [] { return w::PacketBuilder().eth(kHostB, kHostA).ipv4(kHostAIp, kHostBIp); };
   Frames f;
-  uint8_t ctrl[e::kControlPayloadBytes] = {};
+  uint8_t ctrl[vocab::kControlPayloadBytes] = {};
   for (int c = 0; c < kFanIn; ++c) {
     auto b = base().bth(w::op::kSendOnlyImm, 0x2000u + static_cast<uint32_t>(c), 0).immdt(1);
     b.payload({ctrl, sizeof ctrl});
@@ -266,9 +266,9 @@ int main(int argc, char** argv) {
     }
   }
 
-  const std::vector<arith::DType> dtypes{arith::DType::kFp32, arith::DType::kInt32};
+  const std::vector<vocab::DType> dtypes{vocab::DType::kFp32, vocab::DType::kInt32};
   std::vector<Frames> agg_frames;
-  for (arith::DType t : dtypes) agg_frames.push_back(make_aggregation(t));
+  for (vocab::DType t : dtypes) agg_frames.push_back(make_aggregation(t));
   const Frames fwd_frames = make_forward();
   const size_t n_in = fwd_frames.size();  // 8 + 512*8 = 4104, the same for every variant
   const size_t agg_out = size_t{kFanIn} * (kPsns + 1);  // results_replicated = R*N
@@ -401,7 +401,7 @@ int main(int argc, char** argv) {
                 reps);
     for (size_t k = 0; k < dtypes.size(); ++k) {
       const std::string extra =
-          common + st + "\"dtype\":\"" + std::string(arith::to_string(dtypes[k])) + "\",";
+          common + st + "\"dtype\":\"" + std::string(vocab::to_string(dtypes[k])) + "\",";
       bench::emit("incd_loop", "mode2_aggregation", extra, bench::summarize(mpps[c][1 + k]), "Mpps",
                   reps);
       bench::emit("incd_loop", "aggregation_vs_forward", extra, bench::summarize(ratio[c][1 + k]),
@@ -410,7 +410,7 @@ int main(int argc, char** argv) {
   }
   for (size_t k = 0; k < dtypes.size(); ++k) {
     std::string line = "{\"bench\":\"incd_loop\",\"metric\":\"incd_loop_summary\"," + common +
-                       "\"dtype\":\"" + std::string(arith::to_string(dtypes[k])) + "\"";
+                       "\"dtype\":\"" + std::string(vocab::to_string(dtypes[k])) + "\"";
     for (int c = 0; c < kStats; ++c) {
       const auto f = bench::summarize(mpps[c][0]), a = bench::summarize(mpps[c][1 + k]),
                  q = bench::summarize(ratio[c][1 + k]);

@@ -35,12 +35,13 @@
 #include <string>
 #include <vector>
 
-#include "datapath/wire/addr.h"
 #include "datapath/wire/builder.h"
+#include "proto/vocab/addr.h"
 
 namespace {
 
 namespace w = epic::wire;
+namespace vocab = epic::vocab;
 using Clock = std::chrono::steady_clock;
 
 constexpr uint16_t kUdpSrcPort = 0xB1A5;                      // marks the benchmark's frames
@@ -50,7 +51,7 @@ struct Options {
   std::string mode, iface;
   uint64_t count = 0;
   size_t size = 256;
-  w::MacAddr src{2, 0x1B, 0, 0, 0, 1}, dst{2, 0x1B, 0, 0, 0, 2};
+  vocab::MacAddr src{2, 0x1B, 0, 0, 0, 1}, dst{2, 0x1B, 0, 0, 0, 2};
   double idle_s = 1.0, timeout_s = 30.0;
   std::string ready_file;
   std::string shared;   // file holding the receiver's count (closed-loop sending)
@@ -83,7 +84,7 @@ volatile uint64_t* map_counter(const std::string& path, bool create) {
   std::exit(2);
 }
 
-bool parse_mac(const char* s, w::MacAddr& out) {
+bool parse_mac(const char* s, vocab::MacAddr& out) {
   unsigned b[6];
   if (std::sscanf(s, "%x:%x:%x:%x:%x:%x", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5]) != 6)
     return false;

@@ -46,7 +46,6 @@
 #include <utility>
 #include <vector>
 
-#include "datapath/engine/collective.h"
 #include "datapath/engine/mode2_engine.h"
 #include "datapath/switching/arp_responder.h"
 #include "datapath/switching/fault_stage.h"
@@ -58,13 +57,15 @@
 #include "datapath/wire/layout.h"
 #include "datapath/wire/opcode.h"
 #include "datapath/wire/parser.h"
-#include "datapath/wire/psn.h"
+#include "proto/vocab/collective.h"
+#include "proto/vocab/psn.h"
 
 namespace {
 
 namespace e = epic::engine;
 namespace sw = epic::switching;
 namespace w = epic::wire;
+namespace vocab = epic::vocab;
 
 void require(bool cond) {
   if (!cond) std::abort();
@@ -127,7 +128,7 @@ Header read_header(Input& in) {
   h.fault_out_cap = (flags & 4) ? 4 : 4 * 32 + 64;
   h.hold_capacity = (flags & 8) ? 8 : 1024;
   h.small_mtu_port3 = (flags & 16) ? 300 : 1518;
-  h.initial_psn = (0xFFFFC0u + in.byte()) & w::kPsnMask;  // near the wrap
+  h.initial_psn = (0xFFFFC0u + in.byte()) & vocab::kPsnMask;  // near the wrap
   const uint8_t faults = in.byte();
   for (size_t wk = 0; wk < kWorkers; ++wk) {
     for (size_t p = 0; p < kPorts; ++p)
@@ -530,18 +531,23 @@ Sender sender(int endpoint) {
   }
 }
 
-constexpr e::CollectiveDescriptor kDescriptors[8] = {
-    {e::CollectiveType::kAllReduce, epic::arith::DType::kInt32, epic::arith::ReduceOp::kSum, 0,
+constexpr vocab::CollectiveDescriptor kDescriptors[8] = {
+    {vocab::CollectiveType::kAllReduce, epic::vocab::DType::kInt32, epic::vocab::ReduceOp::kSum, 0,
      128},
-    {e::CollectiveType::kAllReduce, epic::arith::DType::kFp32, epic::arith::ReduceOp::kSum, 0, 64},
-    {e::CollectiveType::kBarrier, epic::arith::DType::kInt32, epic::arith::ReduceOp::kSum, 0, 0},
-    {e::CollectiveType::kBroadcast, epic::arith::DType::kInt32, epic::arith::ReduceOp::kSum, 0,
-     100},
-    {e::CollectiveType::kReduce, epic::arith::DType::kInt32, epic::arith::ReduceOp::kMax, 1, 64},
-    {e::CollectiveType::kReduceScatter, epic::arith::DType::kInt32, epic::arith::ReduceOp::kSum, 0,
+    {vocab::CollectiveType::kAllReduce, epic::vocab::DType::kFp32, epic::vocab::ReduceOp::kSum, 0,
      64},
-    {e::CollectiveType::kAllGather, epic::arith::DType::kInt32, epic::arith::ReduceOp::kSum, 0, 32},
-    {e::CollectiveType::kAllReduce, epic::arith::DType::kBf16, epic::arith::ReduceOp::kMin, 0, 300},
+    {vocab::CollectiveType::kBarrier, epic::vocab::DType::kInt32, epic::vocab::ReduceOp::kSum, 0,
+     0},
+    {vocab::CollectiveType::kBroadcast, epic::vocab::DType::kInt32, epic::vocab::ReduceOp::kSum, 0,
+     100},
+    {vocab::CollectiveType::kReduce, epic::vocab::DType::kInt32, epic::vocab::ReduceOp::kMax, 1,
+     64},
+    {vocab::CollectiveType::kReduceScatter, epic::vocab::DType::kInt32, epic::vocab::ReduceOp::kSum,
+     0, 64},
+    {vocab::CollectiveType::kAllGather, epic::vocab::DType::kInt32, epic::vocab::ReduceOp::kSum, 0,
+     32},
+    {vocab::CollectiveType::kAllReduce, epic::vocab::DType::kBf16, epic::vocab::ReduceOp::kMin, 0,
+     300},
 };
 
 // t: endpoint (bits 0-2), kind (bits 3-4: control, data, ACK, other).
@@ -550,7 +556,7 @@ constexpr e::CollectiveDescriptor kDescriptors[8] = {
 std::vector<uint8_t> template_frame(const Switch& s, uint8_t t, int8_t psn_delta, uint8_t variant) {
   const Sender snd = sender(t & 7);
   const int kind = (t >> 3) & 3;
-  const uint32_t psn = w::psn_add(s.h.initial_psn, psn_delta);
+  const uint32_t psn = vocab::psn_add(s.h.initial_psn, psn_delta);
   w::PacketBuilder b;
   if (snd.to.ipv4 != 0) {
     b.eth(snd.to.mac, snd.from.mac).ipv4(snd.from.ipv4, snd.to.ipv4);
@@ -564,9 +570,9 @@ std::vector<uint8_t> template_frame(const Switch& s, uint8_t t, int8_t psn_delta
   const uint16_t size = kSizes[(variant >> 3) & 7];
   switch (kind) {
     case 0: {
-      uint8_t ctrl[e::kControlPayloadBytes];
-      e::encode_control(kDescriptors[sel], ctrl);
-      b.bth(w::op::kSendOnlyImm, snd.dest_qp, psn).immdt(e::kControlImm);
+      uint8_t ctrl[vocab::kControlPayloadBytes];
+      vocab::encode_control(kDescriptors[sel], ctrl);
+      b.bth(w::op::kSendOnlyImm, snd.dest_qp, psn).immdt(vocab::kControlImm);
       b.payload({ctrl, sizeof ctrl});
       break;
     }
@@ -610,7 +616,7 @@ void fix_integrity(std::vector<uint8_t>& f) {
   w::store_icrc(f.data(), r.view.ip_version, r.view.l3_off, r.view.icrc_off);
 }
 
-std::vector<uint8_t> ether(const w::MacAddr& dst, const w::MacAddr& src, uint16_t type,
+std::vector<uint8_t> ether(const vocab::MacAddr& dst, const vocab::MacAddr& src, uint16_t type,
                            size_t len) {
   std::vector<uint8_t> f(std::max<size_t>(len, 14), 0);
   std::copy(dst.begin(), dst.end(), f.begin());

@@ -10,10 +10,10 @@
 namespace epic::harness {
 namespace {
 
-using arith::DType;
-using arith::ReduceOp;
-using engine::CollectiveDescriptor;
-using engine::CollectiveType;
+using vocab::CollectiveDescriptor;
+using vocab::CollectiveType;
+using vocab::DType;
+using vocab::ReduceOp;
 
 struct Plan {
   std::vector<CollectiveDescriptor> plan;
@@ -96,7 +96,7 @@ TEST(Mode2Primitives, MatrixOfPrimitivesTypesOpsSizesTreesAndFaults) {
     const int R = rank_count(c.shape);
     for (CollectiveType type : types) {
       for (DType t : {DType::kInt32, DType::kFp32, DType::kBf16, DType::kFp16}) {
-        const uint32_t wb = static_cast<uint32_t>(arith::wire_bytes(t));
+        const uint32_t wb = static_cast<uint32_t>(vocab::wire_bytes(t));
         const uint32_t per_packet = pmtu / wb;
         for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMin, ReduceOp::kMax}) {
           const bool reduces =
@@ -122,8 +122,8 @@ TEST(Mode2Primitives, MatrixOfPrimitivesTypesOpsSizesTreesAndFaults) {
           const Plan p = make_plan(ds, R, cfg.seed);
           const RunResult r = run(cfg, p.plan, p.inputs);
           ASSERT_TRUE(r.ok) << "tree " << ::testing::PrintToString(c.shape) << " loss "
-                            << c.faults.loss << " " << engine::to_string(type) << " "
-                            << arith::to_string(t) << " " << arith::to_string(op) << ": "
+                            << c.faults.loss << " " << vocab::to_string(type) << " "
+                            << vocab::to_string(t) << " " << vocab::to_string(op) << ": "
                             << r.failure;
         }
       }

@@ -31,7 +31,7 @@ namespace {
 
 constexpr uint32_t kChildQpBase = 0x1000, kParentQp = 0x2000, kRankQpBase = 0x100;
 
-w::MacAddr mac(uint8_t kind, int i) {
+vocab::MacAddr mac(uint8_t kind, int i) {
   return {2, kind, 0, 0, static_cast<uint8_t>(i >> 8), static_cast<uint8_t>(i)};
 }
 
@@ -176,7 +176,7 @@ class Network {
 
 }  // namespace
 
-RunResult run(const HarnessConfig& cfg, const std::vector<e::CollectiveDescriptor>& plan,
+RunResult run(const HarnessConfig& cfg, const std::vector<vocab::CollectiveDescriptor>& plan,
               const std::vector<std::vector<std::vector<uint8_t>>>& inputs) {
   RunResult res;
   Network net(cfg);
@@ -295,17 +295,7 @@ RunResult run(const HarnessConfig& cfg, const std::vector<e::CollectiveDescripto
     const e::EngineCounters& c = S->engine.counters();
     res.per_switch.push_back(c);
     if (c.rx_accounted() != c.rx_frames && why.empty()) why = "switch counters do not add up";
-    res.switches.rx_frames += c.rx_frames;
-    res.switches.upward_accepted += c.upward_accepted;
-    res.switches.upward_duplicate += c.upward_duplicate;
-    res.switches.aggregations_completed += c.aggregations_completed;
-    res.switches.results_replicated += c.results_replicated;
-    res.switches.results_resent += c.results_resent;
-    res.switches.acks_reflected += c.acks_reflected;
-    res.switches.slots_recycled += c.slots_recycled;
-    res.switches.drop_data_before_control += c.drop_data_before_control;
-    res.switches.upward_stale += c.upward_stale;
-    res.switches.upward_slot_busy += c.upward_slot_busy;
+    res.switches += c;
   }
   for (auto& rk : net.ranks_) {
     const s::QpCounters& c = rk->qp->counters();

@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "datapath/engine/collective.h"
 #include "datapath/engine/counters.h"
 #include "host/transport/soft/rc_counters.h"
+#include "proto/vocab/collective.h"
 
 namespace epic::harness {
 
@@ -52,7 +52,7 @@ struct RunResult {
 // rank library's host::CollectiveRunner. Rank r's input to collective k is inputs[k][r]
 // (host::send_bytes(plan[k], ranks) bytes, little-endian elements, e.g. host::exact_inputs);
 // every rank's result is checked against host::expected_result.
-RunResult run(const HarnessConfig& cfg, const std::vector<engine::CollectiveDescriptor>& plan,
+RunResult run(const HarnessConfig& cfg, const std::vector<vocab::CollectiveDescriptor>& plan,
               const std::vector<std::vector<std::vector<uint8_t>>>& inputs);
 
 int rank_count(const std::vector<int>& shape);

@@ -14,8 +14,8 @@
 namespace epic::harness {
 namespace {
 
-using engine::CollectiveDescriptor;
-using engine::CollectiveType;
+using vocab::CollectiveDescriptor;
+using vocab::CollectiveType;
 
 TEST(Mode2Random, ThousandSeedsOfAllSixPrimitivesInterleaved) {
   int failures = 0;
@@ -49,8 +49,8 @@ TEST(Mode2Random, ThousandSeedsOfAllSixPrimitivesInterleaved) {
       CollectiveDescriptor d;
       d.type = static_cast<CollectiveType>(1 + rng() % 6);  // all six primitives
       if (d.type != CollectiveType::kBarrier) {
-        d.dtype = static_cast<arith::DType>(rng() % 4);
-        d.op = static_cast<arith::ReduceOp>(rng() % 3);
+        d.dtype = static_cast<vocab::DType>(rng() % 4);
+        d.op = static_cast<vocab::ReduceOp>(rng() % 3);
         d.root = static_cast<uint16_t>(rng() % static_cast<uint64_t>(R));
         d.count = rng() % 3 == 0 ? static_cast<uint32_t>(rng() % 8)
                                  : static_cast<uint32_t>(rng() % (20 * cfg.pmtu / 2));

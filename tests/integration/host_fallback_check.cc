@@ -18,18 +18,18 @@
 #include <thread>
 #include <vector>
 
-#include "datapath/wire/addr.h"
 #include "host/collective/expected.h"
 #include "host/collective/inputs.h"
 #include "host/collective/layout.h"
 #include "host/fallback/host_collectives.h"
+#include "proto/vocab/addr.h"
 
 namespace {
 
-namespace e = epic::engine;
 namespace f = epic::host::fallback;
-using epic::arith::DType;
-using epic::arith::ReduceOp;
+namespace vocab = epic::vocab;
+using epic::vocab::DType;
+using epic::vocab::ReduceOp;
 
 int usage() {
   std::fprintf(stderr,
@@ -45,7 +45,7 @@ bool parse_members(const std::string& s, std::vector<f::RingMember>& out) {
     const std::string item = s.substr(pos, comma - pos);
     const size_t slash = item.find('/');
     if (slash == std::string::npos) return false;
-    auto ip = epic::wire::parse_ipv4(item.substr(0, slash));
+    auto ip = epic::vocab::parse_ipv4(item.substr(0, slash));
     if (!ip) return false;
     f::RingMember m;
     m.ipv4 = *ip;
@@ -58,16 +58,16 @@ bool parse_members(const std::string& s, std::vector<f::RingMember>& out) {
 
 // Runs d on this rank; "" when the result is right, else why not.
 std::string run_one(f::HostCollectives& hc, uint16_t rank, uint16_t ranks,
-                    const e::CollectiveDescriptor& d, uint64_t index) {
+                    const vocab::CollectiveDescriptor& d, uint64_t index) {
   const auto inputs = epic::host::exact_inputs(d, ranks, 42, index);
   const auto want = epic::host::expected_result(d, rank, inputs);
   std::vector<uint8_t> in = inputs[rank];
   std::vector<uint8_t> got(epic::host::recv_bytes(d, rank, ranks), 0xEE);
-  if (d.type == e::CollectiveType::kBroadcast && rank == d.root) got = in;
+  if (d.type == vocab::CollectiveType::kBroadcast && rank == d.root) got = in;
   const f::Status s = hc.run(d, in.data(), got.data());
-  const std::string what = std::string(e::to_string(d.type)) + " " +
-                           std::string(epic::arith::to_string(d.dtype)) + " " +
-                           std::string(epic::arith::to_string(d.op)) + " count " +
+  const std::string what = std::string(vocab::to_string(d.type)) + " " +
+                           std::string(epic::vocab::to_string(d.dtype)) + " " +
+                           std::string(epic::vocab::to_string(d.op)) + " count " +
                            std::to_string(d.count) + " root " + std::to_string(d.root);
   if (!s.ok()) return what + ": " + std::string(f::to_string(s.code)) + ": " + s.message;
   if (auto diff = epic::host::first_difference(got, want)) {
@@ -83,8 +83,8 @@ int main(int argc, char** argv) {
   f::RingOptions o;
   o.transport = "soft";
   o.ifname = argv[1];
-  auto mac = epic::wire::parse_mac(argv[2]);
-  auto ip = epic::wire::parse_ipv4(argv[3]);
+  auto mac = epic::vocab::parse_mac(argv[2]);
+  auto ip = epic::vocab::parse_ipv4(argv[3]);
   if (!mac || !ip) return usage();
   o.mac = *mac;
   o.ipv4 = *ip;
@@ -112,10 +112,10 @@ int main(int argc, char** argv) {
   const std::pair<DType, ReduceOp> kinds[] = {{DType::kInt32, ReduceOp::kSum},
                                               {DType::kFp32, ReduceOp::kSum},
                                               {DType::kFp32, ReduceOp::kMax}};
-  const e::CollectiveType types[] = {
-      e::CollectiveType::kAllReduce, e::CollectiveType::kReduce,
-      e::CollectiveType::kBroadcast, e::CollectiveType::kReduceScatter,
-      e::CollectiveType::kAllGather, e::CollectiveType::kBarrier};
+  const vocab::CollectiveType types[] = {
+      vocab::CollectiveType::kAllReduce, vocab::CollectiveType::kReduce,
+      vocab::CollectiveType::kBroadcast, vocab::CollectiveType::kReduceScatter,
+      vocab::CollectiveType::kAllGather, vocab::CollectiveType::kBarrier};
   const char* sleep_env = std::getenv("HOST_FALLBACK_SLEEP_MS");
   const int sleep_ms = sleep_env != nullptr ? std::atoi(sleep_env) : 0;
   uint64_t index = 0;
@@ -130,7 +130,8 @@ int main(int argc, char** argv) {
         if (index < 3 && sleep_ms > 0) {
           std::this_thread::sleep_for(std::chrono::milliseconds(sleep_ms));
         }
-        e::CollectiveDescriptor d{type, t, op, static_cast<uint16_t>((index * 7) % ranks), count};
+        vocab::CollectiveDescriptor d{type, t, op, static_cast<uint16_t>((index * 7) % ranks),
+                                      count};
         if (std::string why = run_one(*hc.value, rank, ranks, d, index); !why.empty()) {
           std::printf("HOST_FALLBACK_CHECK rank %u FAIL %s\n", rank, why.c_str());
           return 1;

@@ -22,9 +22,9 @@
 
 namespace {
 
-namespace e = epic::engine;
 namespace b = epic::tools::bench;
-using epic::arith::DType;
+namespace vocab = epic::vocab;
+using epic::vocab::DType;
 
 constexpr int kExitWrong = 1;
 constexpr int kExitUsage = 2;
@@ -117,7 +117,7 @@ int main(int argc, char** argv) {
   }
   // Cases: validate everything before touching the network.
   std::vector<b::Case> cases;
-  auto op = epic::arith::parse_reduce_op(op_name);
+  auto op = epic::vocab::parse_reduce_op(op_name);
   if (!op) {
     std::fprintf(stderr, "inc-bench: --op %s: expected sum, min or max\n", op_name.c_str());
     return kExitUsage;
@@ -135,39 +135,39 @@ int main(int argc, char** argv) {
     size_list.push_back(v);
   }
   for (const std::string& p : split(primitives)) {
-    std::optional<e::CollectiveType> found;
+    std::optional<vocab::CollectiveType> found;
     for (uint8_t code = 1; code <= 6; ++code) {
-      const auto t = static_cast<e::CollectiveType>(code);
-      std::string name(e::to_string(t));
+      const auto t = static_cast<vocab::CollectiveType>(code);
+      std::string name(vocab::to_string(t));
       if (p == name || (name == "reduce_scatter" && p == "reducescatter")) found = t;
     }
     if (!found) {
       std::fprintf(stderr, "inc-bench: --primitives: unknown primitive '%s'\n", p.c_str());
       return kExitUsage;
     }
-    const e::CollectiveType type = *found;
-    if (type == e::CollectiveType::kBarrier) {
-      cases.push_back({{type, DType::kInt32, epic::arith::ReduceOp::kSum, 0, 0}, 0});
+    const vocab::CollectiveType type = *found;
+    if (type == vocab::CollectiveType::kBarrier) {
+      cases.push_back({{type, DType::kInt32, epic::vocab::ReduceOp::kSum, 0, 0}, 0});
       continue;
     }
     for (const std::string& dn : split(dtypes)) {
-      auto dt = epic::arith::parse_dtype(dn);
+      auto dt = epic::vocab::parse_dtype(dn);
       if (!dt) {
         std::fprintf(stderr, "inc-bench: --dtypes: unknown data type '%s'\n", dn.c_str());
         return kExitUsage;
       }
-      const size_t esz = epic::arith::wire_bytes(*dt);
+      const size_t esz = epic::vocab::wire_bytes(*dt);
       for (size_t bytes : size_list) {
         // bytes is one rank's buffer: its input, or for ReduceScatter its input of ranks chunks.
         size_t count = bytes / esz;
-        if (type == e::CollectiveType::kReduceScatter) count /= cfg.config.ranks;
+        if (type == vocab::CollectiveType::kReduceScatter) count /= cfg.config.ranks;
         if (count == 0 || count > UINT32_MAX) {
           std::fprintf(stderr, "inc-bench: size %zu gives %zu %s elements per collective\n", bytes,
                        count, dn.c_str());
           return kExitUsage;
         }
         const bool rooted =
-            type == e::CollectiveType::kReduce || type == e::CollectiveType::kBroadcast;
+            type == vocab::CollectiveType::kReduce || type == vocab::CollectiveType::kBroadcast;
         if (rooted && root >= cfg.config.ranks) {
           std::fprintf(stderr, "inc-bench: --root %u is not a rank of %u\n", root,
                        cfg.config.ranks);
@@ -175,8 +175,8 @@ int main(int argc, char** argv) {
         }
         // Fields a primitive does not use stay sum / root 0: every rank encodes the same control.
         const bool reduces =
-            type != e::CollectiveType::kBroadcast && type != e::CollectiveType::kAllGather;
-        cases.push_back({{type, *dt, reduces ? *op : epic::arith::ReduceOp::kSum,
+            type != vocab::CollectiveType::kBroadcast && type != vocab::CollectiveType::kAllGather;
+        cases.push_back({{type, *dt, reduces ? *op : epic::vocab::ReduceOp::kSum,
                           static_cast<uint16_t>(rooted ? root : 0), static_cast<uint32_t>(count)},
                          bytes});
       }
@@ -203,7 +203,7 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   for (size_t i = 0; i < cases.size(); ++i) {
     const b::CaseResult r = b::run_case(comm, cases[i], i, so);
-    const std::string prim(e::to_string(r.c.desc.type));
+    const std::string prim(vocab::to_string(r.c.desc.type));
     if (!r.error.empty()) {
       std::fprintf(stderr, "inc-bench: rank %u: %s %s: %s\n", comm.rank(), prim.c_str(),
                    human_bytes(r.c.bytes).c_str(), r.error.c_str());
@@ -211,7 +211,7 @@ int main(int argc, char** argv) {
     }
     if (r.wrong > 0) {
       std::fprintf(stderr, "inc-bench: rank %u: %s %s %s: %u of %u results WRONG\n", comm.rank(),
-                   prim.c_str(), std::string(epic::arith::to_string(r.c.desc.dtype)).c_str(),
+                   prim.c_str(), std::string(epic::vocab::to_string(r.c.desc.dtype)).c_str(),
                    human_bytes(r.c.bytes).c_str(), r.wrong, warmup + iters);
       exit_code = kExitWrong;
     }
@@ -228,8 +228,8 @@ int main(int argc, char** argv) {
                           {"rank", comm.rank()},
                           {"ranks", comm.size()},
                           {"primitive", prim},
-                          {"dtype", std::string(epic::arith::to_string(r.c.desc.dtype))},
-                          {"op", std::string(epic::arith::to_string(r.c.desc.op))},
+                          {"dtype", std::string(epic::vocab::to_string(r.c.desc.dtype))},
+                          {"op", std::string(epic::vocab::to_string(r.c.desc.op))},
                           {"bytes", r.c.bytes},
                           {"iters", r.iters},
                           {"p50_us", p50},
@@ -242,11 +242,11 @@ int main(int argc, char** argv) {
                           {"wrong", r.wrong}};
       std::printf("%s\n", j.dump().c_str());
     } else {
-      const bool barrier = r.c.desc.type == e::CollectiveType::kBarrier;
+      const bool barrier = r.c.desc.type == vocab::CollectiveType::kBarrier;
       std::printf("%-14s %-5s %-4s %8s %10.1f %10.1f %10.1f %10.1f %10.1f %10.3f %s\n",
                   prim.c_str(),
-                  barrier ? "-" : std::string(epic::arith::to_string(r.c.desc.dtype)).c_str(),
-                  barrier ? "-" : std::string(epic::arith::to_string(r.c.desc.op)).c_str(),
+                  barrier ? "-" : std::string(epic::vocab::to_string(r.c.desc.dtype)).c_str(),
+                  barrier ? "-" : std::string(epic::vocab::to_string(r.c.desc.op)).c_str(),
                   human_bytes(r.c.bytes).c_str(), p50, p90, p99, lo, hi, algbw, check.c_str());
     }
     std::fflush(stdout);

@@ -11,7 +11,6 @@
 
 namespace epic::tools::bench {
 
-namespace e = epic::engine;
 using Clock = std::chrono::steady_clock;
 
 double percentile(std::vector<double> v, double p) {
@@ -24,22 +23,22 @@ double percentile(std::vector<double> v, double p) {
 
 namespace {
 
-inc::Status call(inc::Communicator& comm, const e::CollectiveDescriptor& d,
+inc::Status call(inc::Communicator& comm, const vocab::CollectiveDescriptor& d,
                  std::vector<uint8_t>& send, std::vector<uint8_t>& recv) {
   switch (d.type) {
-    case e::CollectiveType::kAllReduce:
+    case vocab::CollectiveType::kAllReduce:
       return comm.allreduce(send.data(), recv.data(), d.count, d.dtype, d.op);
-    case e::CollectiveType::kReduce:
+    case vocab::CollectiveType::kReduce:
       return comm.reduce(send.data(), recv.data(), d.count, d.dtype, d.op, d.root);
-    case e::CollectiveType::kBroadcast:
+    case vocab::CollectiveType::kBroadcast:
       // In place: the root's buffer holds its input; the others' are overwritten.
       if (comm.rank() == d.root) std::memcpy(recv.data(), send.data(), recv.size());
       return comm.broadcast(recv.data(), d.count, d.dtype, d.root);
-    case e::CollectiveType::kBarrier:
+    case vocab::CollectiveType::kBarrier:
       return comm.barrier();
-    case e::CollectiveType::kReduceScatter:
+    case vocab::CollectiveType::kReduceScatter:
       return comm.reduce_scatter(send.data(), recv.data(), d.count, d.dtype, d.op);
-    case e::CollectiveType::kAllGather:
+    case vocab::CollectiveType::kAllGather:
       return comm.allgather(send.data(), recv.data(), d.count, d.dtype);
   }
   return {inc::Code::kInvalidArgument, "unknown collective"};
@@ -51,15 +50,15 @@ CaseResult run_case(inc::Communicator& comm, const Case& c, uint64_t case_index,
                     const SweepOptions& o) {
   CaseResult r;
   r.c = c;
-  const e::CollectiveDescriptor& d = c.desc;
+  const vocab::CollectiveDescriptor& d = c.desc;
   const uint16_t R = comm.size();
   const uint16_t me = comm.rank();
   std::vector<uint8_t> send = host::exact_input(d, R, o.seed, case_index, me);
   std::vector<uint8_t> want;
   if (o.verify) want = host::expected_result(d, me, host::exact_inputs(d, R, o.seed, case_index));
   // Broadcast works in place on the result buffer, which must hold count elements on the root too.
-  std::vector<uint8_t> recv(std::max(host::recv_bytes(d, me, R),
-                                     d.type == e::CollectiveType::kBroadcast ? send.size() : 0));
+  std::vector<uint8_t> recv(std::max(
+      host::recv_bytes(d, me, R), d.type == vocab::CollectiveType::kBroadcast ? send.size() : 0));
   r.verified = o.verify;
   for (uint32_t i = 0; i < o.warmup + o.iters; ++i) {
     std::fill(recv.begin(), recv.end(), uint8_t{0xEE});

@@ -9,14 +9,14 @@
 #include <string>
 #include <vector>
 
-#include "datapath/engine/collective.h"
 #include "host/inc/communicator.h"
+#include "proto/vocab/collective.h"
 
 namespace epic::tools::bench {
 
 struct Case {
-  engine::CollectiveDescriptor desc;  // count = elements per rank, as the Communicator's count
-  size_t bytes = 0;                   // the size asked for: bytes of one rank's buffer
+  vocab::CollectiveDescriptor desc;  // count = elements per rank, as the Communicator's count
+  size_t bytes = 0;                  // the size asked for: bytes of one rank's buffer
 };
 
 struct CaseResult {

@@ -4,8 +4,9 @@
 #include <bit>
 #include <string_view>
 
-#include "datapath/wire/addr.h"
 #include "host/collective/plan.h"
+#include "proto/vocab/addr.h"
+#include "proto/vocab/limits.h"
 
 namespace epic::tools::rank {
 
@@ -169,7 +170,15 @@ ParsedOptions parse_options(int argc, const char* const* argv) {
   app.add_option("--ranks", o.ranks)->check(CLI::Range(1, 65535));
   app.add_option("--initial-psn", o.initial_psn)->check(CLI::Range(0u, 0xFFFFFFu));
   app.add_option("--window", o.window)->check(CLI::Range(1u, 4096u));
-  app.add_option("--pmtu", o.pmtu)->check(CLI::IsMember({256, 512, 1024, 2048, 4096}));
+  app.add_option("--pmtu", o.pmtu)
+      ->check(CLI::Validator(
+          [](std::string& s) {
+            const auto v = std::strtoul(s.c_str(), nullptr, 10);
+            return vocab::valid_pmtu(static_cast<uint32_t>(v))
+                       ? std::string()
+                       : "path MTU " + s + " is not one of " + std::string(vocab::kPmtuChoices);
+          },
+          "PMTU"));
   app.add_option("--plan", o.plan_text);
   app.add_option("--reps", o.reps)->check(CLI::Range(1u, 100000000u));
   app.add_option("--seed", o.seed);
@@ -233,11 +242,11 @@ ParsedOptions parse_options(int argc, const char* const* argv) {
   o.qp_timeout = static_cast<uint8_t>(qp_timeout);
   o.min_rnr_timer = static_cast<uint8_t>(min_rnr);
   if (!ip.empty() || !verbs) {
-    const auto own_ip = wire::parse_ipv4(ip);
+    const auto own_ip = vocab::parse_ipv4(ip);
     if (!own_ip || *own_ip == 0) return fail("--ip: '" + ip + "' is not an IPv4 address");
     o.ip = *own_ip;
   }
-  const auto sw_ip = wire::parse_ipv4(switch_ip);
+  const auto sw_ip = vocab::parse_ipv4(switch_ip);
   if (!sw_ip || *sw_ip == 0) return fail("--switch-ip: '" + switch_ip + "' is not an IPv4 address");
   o.switch_ip = *sw_ip;
   if (o.ip == o.switch_ip) return fail("--ip and --switch-ip must differ");
@@ -245,7 +254,7 @@ ParsedOptions parse_options(int argc, const char* const* argv) {
     o.mac = {0x02, 0x00};  // then the four bytes of --ip: 02:00:A:B:C:D
     for (int i = 0; i < 4; ++i) o.mac[2 + i] = static_cast<uint8_t>(o.ip >> (24 - 8 * i));
   } else if (!verbs) {
-    const auto m = wire::parse_mac(mac);
+    const auto m = vocab::parse_mac(mac);
     if (!m || ((*m)[0] & 1) != 0) return fail("--mac: '" + mac + "' is not a unicast MAC address");
     o.mac = *m;
   }

@@ -9,9 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "datapath/engine/collective.h"
-#include "datapath/wire/roce_packet.h"
 #include "host/transport/soft/io/loss_injector.h"
+#include "proto/vocab/addr.h"
+#include "proto/vocab/collective.h"
+#include "proto/vocab/limits.h"
 
 namespace epic::tools::rank {
 
@@ -24,7 +25,7 @@ struct Options {
 
   // this rank's endpoint, and the switch's virtual endpoint for it
   std::string iface;  // soft
-  wire::MacAddr mac{};
+  vocab::MacAddr mac{};
   uint32_t ip = 0;   // host order (verbs: optional, 0 = any; selects the GID)
   uint32_t qpn = 0;  // soft
   uint16_t udp_sport = 0xC000;
@@ -49,11 +50,11 @@ struct Options {
   uint16_t ranks = 0;
   uint32_t initial_psn = 0;
   uint32_t window = 0;  // MW
-  uint16_t pmtu = 1024;
+  uint16_t pmtu = vocab::kDefaultPmtu;
 
   // what to run
   std::string plan_text;
-  std::vector<engine::CollectiveDescriptor> plan;
+  std::vector<vocab::CollectiveDescriptor> plan;
   uint32_t reps = 1;
   uint64_t seed = 1;
 

@@ -17,9 +17,9 @@ std::string collective_line(uint16_t rank, const CollectiveOutcome& c, bool json
     nlohmann::ordered_json j;
     j["rank"] = rank;
     j["k"] = c.k;
-    j["primitive"] = engine::to_string(c.desc.type);
-    j["dtype"] = arith::to_string(c.desc.dtype);
-    j["op"] = arith::to_string(c.desc.op);
+    j["primitive"] = vocab::to_string(c.desc.type);
+    j["dtype"] = vocab::to_string(c.desc.dtype);
+    j["op"] = vocab::to_string(c.desc.op);
     j["root"] = c.desc.root;
     j["count"] = c.desc.count;
     j["bytes"] = c.bytes;

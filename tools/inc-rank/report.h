@@ -7,8 +7,8 @@
 #include <optional>
 #include <string>
 
-#include "datapath/engine/collective.h"
 #include "host/transport/soft/rc_counters.h"
+#include "proto/vocab/collective.h"
 
 namespace epic::tools::rank {
 
@@ -19,7 +19,7 @@ inline constexpr int kExitSetup = 3;  // setup, timeout, QP error
 
 struct CollectiveOutcome {
   uint64_t k = 0;  // collective index over all repetitions
-  engine::CollectiveDescriptor desc;
+  vocab::CollectiveDescriptor desc;
   uint64_t bytes = 0;  // the larger of this rank's input and result buffers
   double latency_us = 0;
   std::optional<size_t> first_difference;  // none: the result matched

@@ -13,7 +13,6 @@
 #include <utility>
 #include <vector>
 
-#include "datapath/wire/addr.h"
 #include "host/collective/collective_runner.h"
 #include "host/collective/expected.h"
 #include "host/collective/inputs.h"
@@ -22,6 +21,7 @@
 #include "host/transport/soft/io/mono_clock.h"
 #include "host/transport/soft/io/soft_nic.h"
 #include "host/transport/soft/io/soft_transport.h"
+#include "proto/vocab/addr.h"
 #include "tools/inc-rank/report.h"
 
 #ifdef EPIC_HAVE_VERBS
@@ -123,7 +123,7 @@ std::string wait_for_file(host::Transport& t, const std::string& path, uint32_t 
 }
 
 // Checks rank o.rank's result of collective k against what every rank's inputs give.
-CollectiveOutcome check(const Options& o, uint64_t k, const engine::CollectiveDescriptor& d,
+CollectiveOutcome check(const Options& o, uint64_t k, const vocab::CollectiveDescriptor& d,
                         const std::vector<uint8_t>& result, double latency_us) {
   CollectiveOutcome c;
   c.k = k;
@@ -164,7 +164,7 @@ Stop run_plan(host::Transport& qp, const Options& o, Summary& sum) {
   auto advance = [&] { runner.poll(); };
   const uint64_t total = uint64_t{o.reps} * o.plan.size();
   for (uint64_t k = 0; k < total; ++k) {
-    const engine::CollectiveDescriptor& d = o.plan[k % o.plan.size()];
+    const vocab::CollectiveDescriptor& d = o.plan[k % o.plan.size()];
     while (!inputs.empty() && inputs.front().first < runner.sends_busy_from()) inputs.pop_front();
     inputs.emplace_back(k, host::exact_input(d, o.ranks, o.seed, k, o.rank));
     result.assign(host::recv_bytes(d, o.rank, o.ranks), 0xEE);

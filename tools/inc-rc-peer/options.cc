@@ -6,7 +6,9 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "datapath/wire/addr.h"
+#include "proto/vocab/addr.h"
+#include "proto/vocab/limits.h"
+#include "proto/vocab/psn.h"
 
 namespace epic::tools::rc_peer {
 
@@ -219,13 +221,13 @@ ParsedOptions parse_options(int argc, char** argv) {
         o.iface = arg;
         break;
       case kIp: {
-        auto ip = wire::parse_ipv4(arg);
+        auto ip = vocab::parse_ipv4(arg);
         if (!ip || *ip == 0) return fail("--ip: '" + std::string(arg) + "' is not an IPv4 address");
         o.ip = *ip;
         break;
       }
       case kMac: {
-        auto mac = wire::parse_mac(arg);
+        auto mac = vocab::parse_mac(arg);
         if (!mac || ((*mac)[0] & 1) != 0) {
           return fail("--mac: '" + std::string(arg) + "' is not a unicast MAC address");
         }
@@ -238,11 +240,11 @@ ParsedOptions parse_options(int argc, char** argv) {
         o.tcp_port = static_cast<uint16_t>(*v);
         break;
       case kQpn:
-        if (!(v = number("--qpn", 1, 0xFFFFFF))) return r;
+        if (!(v = number("--qpn", 1, vocab::kQpnMask))) return r;
         o.qpn = static_cast<uint32_t>(*v);
         break;
       case kPsn:
-        if (!(v = number("--psn", 0, 0xFFFFFF))) return r;
+        if (!(v = number("--psn", 0, vocab::kPsnMask))) return r;
         o.psn = static_cast<uint32_t>(*v);
         break;
       case kUdpSport:
@@ -251,8 +253,8 @@ ParsedOptions parse_options(int argc, char** argv) {
         break;
       case 'm':
         if (!(v = number("--mtu", 256, 4096))) return r;
-        if (*v != 256 && *v != 512 && *v != 1024 && *v != 2048 && *v != 4096) {
-          return fail("--mtu must be 256, 512, 1024, 2048 or 4096");
+        if (!vocab::valid_pmtu(static_cast<uint32_t>(*v))) {
+          return fail("--mtu must be one of " + std::string(vocab::kPmtuChoices));
         }
         o.mtu = static_cast<uint16_t>(*v);
         break;

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "datapath/wire/roce_packet.h"
+#include "proto/vocab/addr.h"
 #include "tools/inc-rc-peer/xfer_wire.h"
 
 namespace epic::tools::rc_peer {
@@ -23,7 +23,7 @@ struct Options {
   // endpoint
   std::string iface;
   uint32_t ip = 0;  // host order
-  wire::MacAddr mac{};
+  vocab::MacAddr mac{};
   uint16_t tcp_port = 0;
   uint32_t qpn = 0x000123;
   std::optional<uint32_t> psn;  // default: drawn from the seed

@@ -12,8 +12,8 @@
 #include <cstring>
 #include <vector>
 
-#include "datapath/wire/addr.h"
 #include "host/transport/soft/io/tcp_channel.h"
+#include "proto/vocab/addr.h"
 #include "tools/inc-rc-peer/modes.h"
 #include "tools/inc-rc-peer/pattern.h"
 

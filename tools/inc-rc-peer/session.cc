@@ -4,7 +4,8 @@
 #include <random>
 #include <utility>
 
-#include "datapath/wire/addr.h"
+#include "proto/vocab/addr.h"
+#include "proto/vocab/psn.h"
 
 namespace epic::tools::rc_peer {
 
@@ -12,7 +13,7 @@ io::Result<std::unique_ptr<Session>> Session::open(const Options& o) {
   using R = std::unique_ptr<Session>;
   std::unique_ptr<Session> s(new Session(o));
   std::mt19937_64 rng(o.seed * 0x2545F4914F6CDD1Dull + 17);
-  s->psn_ = o.psn ? *o.psn : static_cast<uint32_t>(rng() & 0xFFFFFF);
+  s->psn_ = o.psn ? *o.psn : static_cast<uint32_t>(rng() & vocab::kPsnMask);
   io::SoftNicConfig nc;
   nc.ifname = o.iface;
   nc.mac = o.mac;
@@ -58,7 +59,7 @@ io::Status Session::connect(const RemoteQp& remote) {
   nic_->attach(*qp_);
   if (o_.verbose) {
     std::printf("inc-rc-peer: QP 0x%06x -> 0x%06x at %s (%s), sq_psn 0x%06x rq_psn 0x%06x\n", c.qpn,
-                c.remote_qpn, wire::format_ipv4(*ip).c_str(), wire::format_mac(mac.value).c_str(),
+                c.remote_qpn, vocab::format_ipv4(*ip).c_str(), vocab::format_mac(mac.value).c_str(),
                 c.sq_psn, c.rq_psn);
   }
   return io::Status::success();

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "proto/vocab/psn.h"
+
 namespace epic::tools::rc_peer {
 
 std::string_view to_string(XferOp op) {
@@ -56,7 +58,8 @@ std::optional<XferParams> parse_xfer_params(std::string_view text) {
   int consumed = 0;
   if (std::sscanf(s.c_str(), "EPICXFER1 %x %x %x %" SCNx64 " %" SCNx64 " %32s%n", &p.qpn, &p.psn,
                   &p.rkey, &p.va, &p.len, gid, &consumed) != 6 ||
-      static_cast<size_t>(consumed) != s.size() || p.qpn > 0xFFFFFF || p.psn > 0xFFFFFF) {
+      static_cast<size_t>(consumed) != s.size() || p.qpn > vocab::kQpnMask ||
+      p.psn > vocab::kPsnMask) {
     return std::nullopt;
   }
   auto g = gid_from_wire(gid);

@@ -4,8 +4,9 @@
 #include <limits>
 #include <sstream>
 
-#include "datapath/wire/addr.h"
 #include "datapath/wire/icrc.h"
+#include "proto/vocab/addr.h"
+#include "proto/vocab/psn.h"
 
 namespace epic::tools {
 namespace w = epic::wire;
@@ -36,15 +37,15 @@ std::string format_fields(const w::PacketView& v) {
   const w::RocePacket p = w::decode(v);
   const w::OpcodeInfo& op = *v.op;
   std::ostringstream o;
-  o << "eth_dst=" << w::format_mac(p.eth_dst) << " eth_src=" << w::format_mac(p.eth_src);
+  o << "eth_dst=" << vocab::format_mac(p.eth_dst) << " eth_src=" << vocab::format_mac(p.eth_src);
   if (p.has_vlan) o << " vlan_tci=" << p.vlan_tci;
   if (p.ip_version == w::IpVersion::kV4) {
-    o << " ip_version=4 ip_src=" << w::format_ipv4(p.ipv4_src)
-      << " ip_dst=" << w::format_ipv4(p.ipv4_dst) << " ipv4_id=" << p.ipv4_id
+    o << " ip_version=4 ip_src=" << vocab::format_ipv4(p.ipv4_src)
+      << " ip_dst=" << vocab::format_ipv4(p.ipv4_dst) << " ipv4_id=" << p.ipv4_id
       << " ipv4_flags_frag=" << p.ipv4_flags_frag;
   } else {
-    o << " ip_version=6 ip_src=" << w::format_ipv6(p.ipv6_src)
-      << " ip_dst=" << w::format_ipv6(p.ipv6_dst) << " flow_label=" << p.ipv6_flow_label;
+    o << " ip_version=6 ip_src=" << vocab::format_ipv6(p.ipv6_src)
+      << " ip_dst=" << vocab::format_ipv6(p.ipv6_dst) << " flow_label=" << p.ipv6_flow_label;
   }
   o << " tos=" << int{p.tos} << " ttl=" << int{p.ttl} << " udp_sport=" << p.udp_src_port
     << " udp_dport=" << p.udp_dst_port << " udp_checksum=" << p.udp_checksum
@@ -112,7 +113,7 @@ KvParse parse_fields(std::string_view line) {
     const std::string_view val = std::string_view(tok).substr(eq + 1);
     bool ok = true;
     if (key == "eth_dst" || key == "eth_src") {
-      auto m = w::parse_mac(val);
+      auto m = vocab::parse_mac(val);
       ok = m.has_value();
       if (ok) (key == "eth_dst" ? p.eth_dst : p.eth_src) = *m;
     } else if (key == "vlan_tci") {
@@ -124,9 +125,9 @@ KvParse parse_fields(std::string_view line) {
       p.ip_version = ver == 6 ? w::IpVersion::kV6 : w::IpVersion::kV4;
     } else if (key == "ip_src" || key == "ip_dst") {
       const bool src = key == "ip_src";
-      if (auto a4 = w::parse_ipv4(val)) {
+      if (auto a4 = vocab::parse_ipv4(val)) {
         (src ? p.ipv4_src : p.ipv4_dst) = *a4;
-      } else if (auto a6 = w::parse_ipv6(val)) {
+      } else if (auto a6 = vocab::parse_ipv6(val)) {
         (src ? p.ipv6_src : p.ipv6_dst) = *a6;
         p.ip_version = w::IpVersion::kV6;
       } else {
@@ -169,17 +170,17 @@ KvParse parse_fields(std::string_view line) {
     } else if (key == "resv6") {
       ok = parse_int(val, p.bth_reserved6) && p.bth_reserved6 <= 0x3F;
     } else if (key == "dqpn") {
-      ok = parse_int(val, p.dest_qp) && p.dest_qp <= 0xFFFFFF;
+      ok = parse_int(val, p.dest_qp) && p.dest_qp <= vocab::kQpnMask;
     } else if (key == "ackreq") {
       ok = parse_bool(val, p.ack_req);
     } else if (key == "resv7") {
       ok = parse_int(val, p.bth_reserved7) && p.bth_reserved7 <= 0x7F;
     } else if (key == "psn") {
-      ok = parse_int(val, p.psn) && p.psn <= 0xFFFFFF;
+      ok = parse_int(val, p.psn) && p.psn <= vocab::kPsnMask;
     } else if (key == "deth_qkey") {
       ok = parse_int(val, p.deth.qkey);
     } else if (key == "deth_src_qp") {
-      ok = parse_int(val, p.deth.src_qp) && p.deth.src_qp <= 0xFFFFFF;
+      ok = parse_int(val, p.deth.src_qp) && p.deth.src_qp <= vocab::kQpnMask;
     } else if (key == "reth_va") {
       ok = parse_int(val, p.reth.va);
     } else if (key == "reth_rkey") {
@@ -197,7 +198,7 @@ KvParse parse_fields(std::string_view line) {
     } else if (key == "aeth_syndrome") {
       ok = parse_int(val, p.aeth.syndrome);
     } else if (key == "aeth_msn") {
-      ok = parse_int(val, p.aeth.msn) && p.aeth.msn <= 0xFFFFFF;
+      ok = parse_int(val, p.aeth.msn) && p.aeth.msn <= vocab::kPsnMask;
     } else if (key == "atomic_ack_orig") {
       ok = parse_int(val, p.atomic_ack_orig);
     } else if (key == "immdt") {

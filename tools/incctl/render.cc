@@ -1,8 +1,12 @@
 #include "tools/incctl/render.h"
 
 #include <algorithm>
+#include <cctype>
 #include <sstream>
+#include <string_view>
 #include <vector>
+
+#include "proto/vocab/counters.h"
 
 namespace epic::incctl {
 namespace {
@@ -35,6 +39,14 @@ class Table {
 };
 
 std::string n(uint64_t v) { return std::to_string(v); }
+
+// "rx_frames" -> "RX FRAMES"
+std::string column_name(std::string_view counter) {
+  std::string s(counter);
+  for (char& c : s)
+    c = c == '_' ? ' ' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
 
 std::string endpoint(const pb::Endpoint& e) {
   char qpn[16];
@@ -152,16 +164,27 @@ std::string render_topology(const pb::GetTopologyResponse& r) {
 }
 
 std::string render_telemetry(const pb::GetTelemetryResponse& r) {
-  Table t({"SWITCH", "GROUP", "AGGREGATIONS", "RETRANSMISSIONS", "RX FRAMES", "DROPPED",
-           "LAST PROGRESS"});
+  // One column per group counter (proto/vocab/counters.h), named after it.
+  std::vector<std::string> head = {"SWITCH", "GROUP"};
+#define EPIC_COLUMN(name, help) head.push_back(column_name(#name));
+  EPIC_GROUP_COUNTERS(EPIC_COLUMN)
+#undef EPIC_COLUMN
+  head.emplace_back("LAST PROGRESS");
+  Table t(head);
   for (const auto& s : r.switches()) {
+    const std::string sw = s.switch_id() + (s.connected() ? "" : " (away)");
     if (s.groups().empty()) {
-      t.add({s.switch_id() + (s.connected() ? "" : " (away)"), "-", "-", "-", "-", "-", "-"});
+      std::vector<std::string> row(head.size(), "-");
+      row[0] = sw;
+      t.add(row);
     }
     for (const auto& g : s.groups()) {
-      t.add({s.switch_id() + (s.connected() ? "" : " (away)"), n(g.group_id()),
-             n(g.aggregations_completed()), n(g.retransmissions()), n(g.rx_frames()),
-             n(g.dropped()), n(g.last_progress_age_ms()) + " ms ago"});
+      std::vector<std::string> row = {sw, n(g.group_id())};
+#define EPIC_CELL(name, help) row.push_back(n(g.name()));
+      EPIC_GROUP_COUNTERS(EPIC_CELL)
+#undef EPIC_CELL
+      row.push_back(n(g.last_progress_age_ms()) + " ms ago");
+      t.add(row);
     }
   }
   return t.str();

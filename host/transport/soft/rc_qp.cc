@@ -6,8 +6,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "datapath/wire/psn.h"
-#include "host/transport/soft/aeth.h"
+#include "proto/vocab/aeth.h"
+#include "proto/vocab/limits.h"
+#include "proto/vocab/psn.h"
 
 namespace epic::soft {
 
@@ -15,18 +16,18 @@ namespace w = epic::wire;
 
 RcQp::RcQp(const QpConfig& config) : config_(config) {
   const uint16_t m = config.pmtu;
-  if (m != 256 && m != 512 && m != 1024 && m != 2048 && m != 4096) {
-    throw std::invalid_argument("pmtu must be 256, 512, 1024, 2048 or 4096, not " +
-                                std::to_string(m));
+  if (!vocab::valid_pmtu(m)) {
+    throw std::invalid_argument("pmtu must be one of " + std::string(vocab::kPmtuChoices) +
+                                ", not " + std::to_string(m));
   }
-  if (config.max_outstanding == 0 || config.max_outstanding >= w::kPsnHalf) {
+  if (config.max_outstanding == 0 || config.max_outstanding >= vocab::kPsnHalf) {
     throw std::invalid_argument("max_outstanding must be in [1, 2^23)");
   }
   if (config.ack_req_every == 0) throw std::invalid_argument("ack_req_every must be >= 1");
-  config_.qpn &= w::kPsnMask;
-  config_.remote_qpn &= w::kPsnMask;
-  next_psn_ = unacked_psn_ = max_sent_psn_ = config_.sq_psn & w::kPsnMask;
-  epsn_ = config_.rq_psn & w::kPsnMask;
+  config_.qpn &= vocab::kPsnMask;
+  config_.remote_qpn &= vocab::kPsnMask;
+  next_psn_ = unacked_psn_ = max_sent_psn_ = config_.sq_psn & vocab::kPsnMask;
+  epsn_ = config_.rq_psn & vocab::kPsnMask;
   retries_left_ = config_.retry_count;
   rnr_retries_left_ = config_.rnr_retry;
 }
@@ -45,7 +46,7 @@ bool RcQp::post_send(const SendWr& wr) {
   // PSNs are assigned in posting order, right after the previous WQE's.
   wqe.first_psn = send_queue_.empty()
                       ? next_psn_
-                      : w::psn_add(send_queue_.back().first_psn, send_queue_.back().npackets);
+                      : vocab::psn_add(send_queue_.back().first_psn, send_queue_.back().npackets);
   send_queue_.push_back(wqe);
   return true;
 }
@@ -102,8 +103,8 @@ std::optional<std::vector<uint8_t>> RcQp::pop_tx(uint64_t now_ns) {
   if (tx_.empty()) {
     // One cumulative ACK for everything received since the last drain.
     if (ack_pending_ && state_ == QpState::kRts) {
-      w::RocePacket p = header(w::op::kAck, w::psn_add(epsn_, -1));
-      p.aeth = {aeth::kAckUnlimitedCredits, msn_};
+      w::RocePacket p = header(w::op::kAck, vocab::psn_add(epsn_, -1));
+      p.aeth = {vocab::aeth::kAckUnlimitedCredits, msn_};
       push_frame(std::move(p));
       ++counters_.tx_acks;
     }
@@ -132,7 +133,7 @@ w::RocePacket RcQp::header(uint8_t opcode, uint32_t psn) const {
   p.opcode = opcode;
   p.pkey = config_.pkey;
   p.dest_qp = config_.remote_qpn;
-  p.psn = psn & w::kPsnMask;
+  p.psn = psn & vocab::kPsnMask;
   return p;
 }
 

@@ -7,9 +7,9 @@
 // NAK-sequence-errors consume the retry count, which forward progress refills.
 #include <algorithm>
 
-#include "datapath/wire/psn.h"
-#include "host/transport/soft/aeth.h"
 #include "host/transport/soft/rc_qp.h"
+#include "proto/vocab/aeth.h"
+#include "proto/vocab/psn.h"
 
 namespace epic::soft {
 
@@ -39,13 +39,14 @@ uint8_t request_opcode(SendOp op, uint32_t index, uint32_t npackets) {
 void RcQp::fill_window(uint64_t now_ns) {
   if (state_ != QpState::kRts || rnr_deadline_) return;
   while (next_wqe_ < send_queue_.size() &&
-         static_cast<uint32_t>(w::psn_diff(next_psn_, unacked_psn_)) < config_.max_outstanding) {
+         static_cast<uint32_t>(vocab::psn_diff(next_psn_, unacked_psn_)) <
+             config_.max_outstanding) {
     SendWqe& wqe = send_queue_[next_wqe_];
-    const auto index = static_cast<uint32_t>(w::psn_diff(next_psn_, wqe.first_psn));
-    const bool retransmit = w::psn_lt(next_psn_, max_sent_psn_);
+    const auto index = static_cast<uint32_t>(vocab::psn_diff(next_psn_, wqe.first_psn));
+    const bool retransmit = vocab::psn_lt(next_psn_, max_sent_psn_);
     emit_request(wqe, index, retransmit, now_ns);
-    next_psn_ = w::psn_add(next_psn_, 1);
-    if (w::psn_gt(next_psn_, max_sent_psn_)) max_sent_psn_ = next_psn_;
+    next_psn_ = vocab::psn_add(next_psn_, 1);
+    if (vocab::psn_gt(next_psn_, max_sent_psn_)) max_sent_psn_ = next_psn_;
     if (index + 1 == wqe.npackets) ++next_wqe_;
     if (!retransmit_deadline_) retransmit_deadline_ = now_ns + config_.retransmit_timeout_ns;
   }
@@ -55,7 +56,7 @@ void RcQp::emit_request(SendWqe& wqe, uint32_t index, bool retransmit, uint64_t 
   const SendWr& wr = wqe.wr;
   const uint8_t opcode = request_opcode(wr.op, index, wqe.npackets);
   const w::OpcodeInfo& op = w::opcode_info(opcode);
-  w::RocePacket p = header(opcode, w::psn_add(wqe.first_psn, index));
+  w::RocePacket p = header(opcode, vocab::psn_add(wqe.first_psn, index));
   const bool last = index + 1 == wqe.npackets;
   ++packets_since_ack_req_;
   p.ack_req = last || packets_since_ack_req_ >= config_.ack_req_every;
@@ -78,11 +79,11 @@ void RcQp::handle_ack(const w::PacketView& pkt, uint64_t now_ns) {
   const w::Aeth a = pkt.aeth();
   const uint32_t psn = pkt.psn();
   // Everything transmitted and not yet acknowledged: [unacked_psn_, max_sent_psn_).
-  const auto in_flight = static_cast<uint32_t>(w::psn_diff(max_sent_psn_, unacked_psn_));
-  const bool covers_sent = w::psn_in_window(psn, unacked_psn_, in_flight);
+  const auto in_flight = static_cast<uint32_t>(vocab::psn_diff(max_sent_psn_, unacked_psn_));
+  const bool covers_sent = vocab::psn_in_window(psn, unacked_psn_, in_flight);
 
-  switch (aeth::kind(a.syndrome)) {
-    case aeth::Kind::kAck:
+  switch (vocab::aeth::kind(a.syndrome)) {
+    case vocab::aeth::Kind::kAck:
       if (!covers_sent) {
         ++counters_.rx_ack_stale;  // duplicate or coalesced-away ACK, or garbage
         return;
@@ -92,8 +93,8 @@ void RcQp::handle_ack(const w::PacketView& pkt, uint64_t now_ns) {
       fill_window(now_ns);
       return;
 
-    case aeth::Kind::kNak:
-      if (a.syndrome == aeth::kNakPsnSequenceError) {
+    case vocab::aeth::Kind::kNak:
+      if (a.syndrome == vocab::aeth::kNakPsnSequenceError) {
         ++counters_.rx_nak_seq;
         // The responder expects `psn`: it must be one we sent and not a NAK we already obeyed.
         if (!covers_sent || (rewound_psn_ && *rewound_psn_ == psn)) {
@@ -101,7 +102,7 @@ void RcQp::handle_ack(const w::PacketView& pkt, uint64_t now_ns) {
           return;
         }
         ++counters_.rx_ack;
-        if (psn != unacked_psn_) acknowledge_through(w::psn_add(psn, -1), now_ns);
+        if (psn != unacked_psn_) acknowledge_through(vocab::psn_add(psn, -1), now_ns);
         if (retries_left_ == 0) {
           complete_send_error(WcStatus::kRetryExcErr);
           return;
@@ -119,20 +120,21 @@ void RcQp::handle_ack(const w::PacketView& pkt, uint64_t now_ns) {
       }
       ++counters_.rx_ack;
       // A fatal NAK for `psn`: earlier packets are acknowledged, its WQE fails.
-      if (psn != unacked_psn_) acknowledge_through(w::psn_add(psn, -1), now_ns);
-      complete_send_error(a.syndrome == aeth::kNakInvalidRequest      ? WcStatus::kRemInvReqErr
-                          : a.syndrome == aeth::kNakRemoteAccessError ? WcStatus::kRemAccessErr
-                                                                      : WcStatus::kRemOpErr);
+      if (psn != unacked_psn_) acknowledge_through(vocab::psn_add(psn, -1), now_ns);
+      complete_send_error(a.syndrome == vocab::aeth::kNakInvalidRequest ? WcStatus::kRemInvReqErr
+                          : a.syndrome == vocab::aeth::kNakRemoteAccessError
+                              ? WcStatus::kRemAccessErr
+                              : WcStatus::kRemOpErr);
       return;
 
-    case aeth::Kind::kRnrNak:
+    case vocab::aeth::Kind::kRnrNak:
       ++counters_.rx_rnr_nak;
       if (!covers_sent) {
         ++counters_.rx_ack_stale;
         return;
       }
       ++counters_.rx_ack;
-      if (psn != unacked_psn_) acknowledge_through(w::psn_add(psn, -1), now_ns);
+      if (psn != unacked_psn_) acknowledge_through(vocab::psn_add(psn, -1), now_ns);
       if (config_.rnr_retry != 7) {  // 7 means "retry forever" (IBA)
         if (rnr_retries_left_ == 0) {
           complete_send_error(WcStatus::kRnrRetryExcErr);
@@ -142,28 +144,29 @@ void RcQp::handle_ack(const w::PacketView& pkt, uint64_t now_ns) {
       }
       rewind_to(psn);
       // Wait the timer the responder asked for, and at least our configured minimum.
-      rnr_deadline_ = now_ns + std::max(config_.rnr_delay_ns, aeth::kRnrTimerNs[a.syndrome & 0x1F]);
+      rnr_deadline_ =
+          now_ns + std::max(config_.rnr_delay_ns, vocab::aeth::kRnrTimerNs[a.syndrome & 0x1F]);
       retransmit_deadline_.reset();
       return;
 
-    case aeth::Kind::kReserved:
+    case vocab::aeth::Kind::kReserved:
       ++counters_.rx_ack_stale;
       return;
   }
 }
 
 void RcQp::acknowledge_through(uint32_t psn, uint64_t now_ns) {
-  const uint32_t next_unacked = w::psn_add(psn, 1);
-  if (!w::psn_gt(next_unacked, unacked_psn_)) return;
+  const uint32_t next_unacked = vocab::psn_add(psn, 1);
+  if (!vocab::psn_gt(next_unacked, unacked_psn_)) return;
   unacked_psn_ = next_unacked;
   retries_left_ = config_.retry_count;  // forward progress refills the retry budget
   rnr_retries_left_ = config_.rnr_retry;
-  if (rewound_psn_ && w::psn_ge(unacked_psn_, *rewound_psn_)) rewound_psn_.reset();
+  if (rewound_psn_ && vocab::psn_ge(unacked_psn_, *rewound_psn_)) rewound_psn_.reset();
   // Complete every WQE whose last packet is now acknowledged.
   while (!send_queue_.empty()) {
     const SendWqe& wqe = send_queue_.front();
-    const uint32_t end = w::psn_add(wqe.first_psn, wqe.npackets);
-    if (w::psn_gt(end, unacked_psn_)) break;
+    const uint32_t end = vocab::psn_add(wqe.first_psn, wqe.npackets);
+    if (vocab::psn_gt(end, unacked_psn_)) break;
     if (wqe.wr.signaled) {
       cq_.push_back({wqe.wr.wr_id, is_write(wqe.wr.op) ? WcOpcode::kRdmaWrite : WcOpcode::kSend,
                      WcStatus::kSuccess, wqe.wr.length, false, 0});
@@ -172,7 +175,7 @@ void RcQp::acknowledge_through(uint32_t psn, uint64_t now_ns) {
     if (next_wqe_ > 0) --next_wqe_;
   }
   // An ACK can overtake a go-back-N restart: never resend what is acknowledged.
-  if (w::psn_lt(next_psn_, unacked_psn_)) rewind_to(unacked_psn_);
+  if (vocab::psn_lt(next_psn_, unacked_psn_)) rewind_to(unacked_psn_);
   if (unacked_psn_ == max_sent_psn_) {
     retransmit_deadline_.reset();
   } else {
@@ -185,7 +188,7 @@ void RcQp::rewind_to(uint32_t psn) {
   next_wqe_ = send_queue_.size();
   for (size_t i = 0; i < send_queue_.size(); ++i) {
     const SendWqe& wqe = send_queue_[i];
-    if (w::psn_in_window(psn, wqe.first_psn, wqe.npackets)) {
+    if (vocab::psn_in_window(psn, wqe.first_psn, wqe.npackets)) {
       next_wqe_ = i;
       break;
     }

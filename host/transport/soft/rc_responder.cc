@@ -11,9 +11,9 @@
 #include <algorithm>
 #include <cstring>
 
-#include "datapath/wire/psn.h"
-#include "host/transport/soft/aeth.h"
 #include "host/transport/soft/rc_qp.h"
+#include "proto/vocab/aeth.h"
+#include "proto/vocab/psn.h"
 
 namespace epic::soft {
 
@@ -44,7 +44,7 @@ void RcQp::handle_request(const w::PacketView& pkt, uint64_t now_ns) {
     send_cnp(now_ns);
   }
 
-  const int32_t d = w::psn_diff(psn, epsn_);
+  const int32_t d = vocab::psn_diff(psn, epsn_);
   if (d < 0) {
     ++counters_.rx_request_duplicate;
     ack_pending_ = true;  // re-ACK, so a requester whose ACK was lost makes progress
@@ -53,7 +53,7 @@ void RcQp::handle_request(const w::PacketView& pkt, uint64_t now_ns) {
   if (d > 0) {
     ++counters_.rx_request_out_of_sequence;
     if (!nak_sent_) {
-      send_nak(aeth::kNakPsnSequenceError, epsn_);
+      send_nak(vocab::aeth::kNakPsnSequenceError, epsn_);
       nak_sent_ = true;
     }
     return;
@@ -64,7 +64,7 @@ void RcQp::handle_request(const w::PacketView& pkt, uint64_t now_ns) {
   if ((op.kind != w::OpKind::kSend && op.kind != w::OpKind::kWrite) || op.has(w::kExtIeth) ||
       !check_sequence(op, payload)) {
     ++counters_.rx_request_invalid;
-    send_nak(aeth::kNakInvalidRequest, psn);
+    send_nak(vocab::aeth::kNakInvalidRequest, psn);
     enter_error();
     return;
   }
@@ -74,7 +74,7 @@ void RcQp::handle_request(const w::PacketView& pkt, uint64_t now_ns) {
                           (op.kind == w::OpKind::kWrite && op.has(w::kExtImmDt));
   if (needs_recv && recv_queue_.empty()) {
     ++counters_.rx_request_rnr;
-    send_nak(static_cast<uint8_t>(aeth::kRnrNak | (config_.rnr_timer_code & 0x1F)), psn);
+    send_nak(vocab::aeth::rnr_nak(config_.rnr_timer_code), psn);
     nak_sent_ = true;
     return;
   }
@@ -85,7 +85,7 @@ void RcQp::handle_request(const w::PacketView& pkt, uint64_t now_ns) {
       ++counters_.rx_request_invalid;
       cq_.push_back({r.wr_id, WcOpcode::kRecv, WcStatus::kLocLenErr, 0, false, 0});
       recv_queue_.pop_front();
-      send_nak(aeth::kNakInvalidRequest, psn);
+      send_nak(vocab::aeth::kNakInvalidRequest, psn);
       enter_error();
       return;
     }
@@ -104,13 +104,13 @@ void RcQp::handle_request(const w::PacketView& pkt, uint64_t now_ns) {
           op.position == w::Position::kOnly ? payload == reth.dma_len : reth.dma_len > payload;
       if (!length_ok) {
         ++counters_.rx_request_invalid;
-        send_nak(aeth::kNakInvalidRequest, psn);
+        send_nak(vocab::aeth::kNakInvalidRequest, psn);
         enter_error();
         return;
       }
       if (reth.dma_len > 0 && !fits) {
         ++counters_.rx_request_access_error;
-        send_nak(aeth::kNakRemoteAccessError, psn);
+        send_nak(vocab::aeth::kNakRemoteAccessError, psn);
         enter_error();
         return;
       }
@@ -122,7 +122,7 @@ void RcQp::handle_request(const w::PacketView& pkt, uint64_t now_ns) {
     const bool ends = op.ends_message();
     if (payload > write_remaining_ || (ends && payload != write_remaining_)) {
       ++counters_.rx_request_invalid;  // packets disagree with the RETH length
-      send_nak(aeth::kNakInvalidRequest, psn);
+      send_nak(vocab::aeth::kNakInvalidRequest, psn);
       enter_error();
       return;
     }
@@ -141,10 +141,10 @@ void RcQp::handle_request(const w::PacketView& pkt, uint64_t now_ns) {
 
   // Executed.
   ++counters_.rx_request_accepted;
-  epsn_ = w::psn_add(epsn_, 1);
+  epsn_ = vocab::psn_add(epsn_, 1);
   nak_sent_ = false;
   if (op.ends_message()) {
-    msn_ = (msn_ + 1) & w::kPsnMask;
+    msn_ = (msn_ + 1) & vocab::kPsnMask;
     in_message_ = MsgKind::kNone;
     const bool imm = op.has(w::kExtImmDt);
     if (op.kind == w::OpKind::kSend) {
@@ -171,9 +171,9 @@ void RcQp::send_nak(uint8_t syndrome, uint32_t psn) {
   w::RocePacket p = header(w::op::kAck, psn);
   p.aeth = {syndrome, msn_};
   push_frame(std::move(p));
-  if (syndrome == aeth::kNakPsnSequenceError) {
+  if (syndrome == vocab::aeth::kNakPsnSequenceError) {
     ++counters_.tx_nak_seq;
-  } else if (aeth::kind(syndrome) == aeth::Kind::kRnrNak) {
+  } else if (vocab::aeth::kind(syndrome) == vocab::aeth::Kind::kRnrNak) {
     ++counters_.tx_rnr_naks;
   } else {
     ++counters_.tx_nak_other;

@@ -9,18 +9,19 @@
 
 #include "datapath/wire/packet_view.h"
 #include "datapath/wire/roce_packet.h"
+#include "proto/vocab/limits.h"
 
 namespace epic::soft {
 
 // Where this QP's packets go and come from (the "address vector").
 struct PathConfig {
-  wire::MacAddr local_mac{};
-  wire::MacAddr remote_mac{};  // resolved by ARP in the I/O backend
+  vocab::MacAddr local_mac{};
+  vocab::MacAddr remote_mac{};  // resolved by ARP in the I/O backend
   wire::IpVersion ip_version = wire::IpVersion::kV4;
   uint32_t local_ipv4 = 0;  // host order
   uint32_t remote_ipv4 = 0;
-  wire::Ipv6Addr local_ipv6{};
-  wire::Ipv6Addr remote_ipv6{};
+  vocab::Ipv6Addr local_ipv6{};
+  vocab::Ipv6Addr remote_ipv6{};
   uint16_t udp_src_port = 0xC000;  // flow entropy; rxe uses a per-QP port
   uint8_t tos = 0;                 // DSCP(7:2) ECN(1:0) of every packet sent
   uint8_t ttl = 64;
@@ -32,9 +33,9 @@ struct QpConfig {
   uint32_t sq_psn = 0;      // first PSN our requester sends
   uint32_t rq_psn = 0;      // first PSN our responder expects (the peer's sq_psn)
   uint16_t pkey = 0xFFFF;
-  uint16_t pmtu = 1024;            // path MTU: 256, 512, 1024, 2048 or 4096
-  uint32_t max_outstanding = 128;  // EPIC's MW: request packets in flight, unacknowledged
-  uint32_t ack_req_every = 64;     // AckReq on every LAST/ONLY and every Nth packet (rxe: 64)
+  uint16_t pmtu = vocab::kDefaultPmtu;  // path MTU (vocab::valid_pmtu)
+  uint32_t max_outstanding = 128;       // EPIC's MW: request packets in flight, unacknowledged
+  uint32_t ack_req_every = 64;          // AckReq on every LAST/ONLY and every Nth packet (rxe: 64)
   uint64_t retransmit_timeout_ns = 20'000'000;  // local ACK timeout
   uint8_t retry_count = 7;      // retransmissions after a timeout or NAK-sequence-error
   uint8_t rnr_retry = 7;        // 7 = retry forever, as in IBA

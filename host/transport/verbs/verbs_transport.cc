@@ -13,8 +13,10 @@
 #include <ctime>
 #include <thread>
 
-#include "datapath/wire/addr.h"
 #include "host/transport/verbs/verbs_util.h"
+#include "proto/vocab/addr.h"
+#include "proto/vocab/limits.h"
+#include "proto/vocab/psn.h"
 
 namespace epic::verbs {
 
@@ -102,8 +104,8 @@ Result<int> find_gid(ibv_context* ctx, const std::string& dev, uint8_t port, int
     }
     if (local_ipv4 != 0 && *ip != local_ipv4) {
       return soft::io::make_error<int>("GID index " + std::to_string(want) + " of " + where +
-                                       " is the address " + wire::format_ipv4(*ip) + ", not " +
-                                       wire::format_ipv4(local_ipv4));
+                                       " is the address " + vocab::format_ipv4(*ip) + ", not " +
+                                       vocab::format_ipv4(local_ipv4));
     }
     return {want, ""};
   }
@@ -122,12 +124,12 @@ Result<int> find_gid(ibv_context* ctx, const std::string& dev, uint8_t port, int
     const auto ip = ipv4_of_gid(e.gid);
     if (!ip) continue;
     if (local_ipv4 == 0 || *ip == local_ipv4) return {i, ""};
-    seen.push_back(wire::format_ipv4(*ip) + " at index " + std::to_string(i));
+    seen.push_back(vocab::format_ipv4(*ip) + " at index " + std::to_string(i));
   }
   std::string m =
       "no RoCEv2 GID " +
-      (local_ipv4 != 0 ? "for " + wire::format_ipv4(local_ipv4) : "with an IPv4 address") + " on " +
-      where;
+      (local_ipv4 != 0 ? "for " + vocab::format_ipv4(local_ipv4) : "with an IPv4 address") +
+      " on " + where;
   if (!seen.empty()) m += " (its RoCEv2 IPv4 GIDs: " + join(seen) + ")";
   if (!query_error.empty()) m += " (" + query_error + ")";
   return soft::io::make_error<int>(
@@ -210,8 +212,8 @@ Result<std::unique_ptr<VerbsTransport>> VerbsTransport::open(const VerbsConfig& 
 Result<std::unique_ptr<VerbsTransport>> VerbsTransport::create(const VerbsConfig& c) {
   using R = std::unique_ptr<VerbsTransport>;
   if (!mtu_enum(c.pmtu)) {
-    return soft::io::make_error<R>("path MTU " + std::to_string(c.pmtu) +
-                                   " is not one of 256 512 1024 2048 4096");
+    return soft::io::make_error<R>("path MTU " + std::to_string(c.pmtu) + " is not one of " +
+                                   std::string(vocab::kPmtuChoices));
   }
   if (c.max_outstanding == 0) return soft::io::make_error<R>("max_outstanding must be >= 1");
   if (c.max_send_wr == 0 || c.max_recv_wr == 0) {
@@ -348,10 +350,11 @@ Status VerbsTransport::connect(uint32_t remote_ipv4, uint32_t remote_qpn, uint32
                                uint16_t pmtu, uint32_t window) {
   if (connected_) return Status::failure("connect: the QP is already connected");
   if (!mtu_enum(pmtu)) {
-    return Status::failure("connect: path MTU " + std::to_string(pmtu) +
-                           " is not one of 256, 512, 1024, 2048, 4096");
+    return Status::failure("connect: path MTU " + std::to_string(pmtu) + " is not one of " +
+                           std::string(vocab::kPmtuChoices));
   }
-  if (initial_psn > 0xFFFFFF) return Status::failure("connect: the initial PSN must fit 24 bits");
+  if (initial_psn > vocab::kPsnMask)
+    return Status::failure("connect: the initial PSN must fit 24 bits");
   config_.sq_psn = config_.rq_psn = initial_psn;
   config_.pmtu = pmtu;
   config_.max_outstanding = std::max<uint32_t>(1, window);
@@ -373,7 +376,7 @@ Status VerbsTransport::connect(uint32_t remote_ipv4, uint32_t remote_qpn) {
   if (qp_ == nullptr) return Status::failure("connect: no QP");
   if (connected_) return Status::failure("connect: the QP is already connected");
   if (remote_ipv4 == 0) return Status::failure("connect: the switch's IPv4 address is not set");
-  if (remote_qpn == 0 || remote_qpn > 0xFFFFFF) {
+  if (remote_qpn == 0 || remote_qpn > vocab::kQpnMask) {
     return Status::failure("connect: the switch's QPN " + std::to_string(remote_qpn) +
                            " is not in 1..0xffffff");
   }
@@ -385,7 +388,7 @@ Status VerbsTransport::connect(uint32_t remote_ipv4, uint32_t remote_qpn) {
   a.qp_state = IBV_QPS_RTR;
   a.path_mtu = *mtu_enum(c.pmtu);
   a.dest_qp_num = remote_qpn;
-  a.rq_psn = c.rq_psn & 0xFFFFFF;
+  a.rq_psn = c.rq_psn & vocab::kPsnMask;
   a.max_dest_rd_atomic = 1;
   a.min_rnr_timer = c.min_rnr_timer;
   a.ah_attr.is_global = 1;
@@ -405,12 +408,12 @@ Status VerbsTransport::connect(uint32_t remote_ipv4, uint32_t remote_qpn) {
     const int e = rc > 0 ? rc : errno;
     std::string hint;
     if (e == ETIMEDOUT || e == ENODATA || e == EHOSTUNREACH || e == ENETUNREACH) {
-      hint = " (the kernel resolves " + wire::format_ipv4(remote_ipv4) +
+      hint = " (the kernel resolves " + vocab::format_ipv4(remote_ipv4) +
              "'s MAC here, by ARP through the netdev of " + where +
              ": is the switch running and answering for that address?)";
     }
     return Status::failure("ibv_modify_qp(RTR) on " + where + " towards " +
-                           wire::format_ipv4(remote_ipv4) + " qpn " + hex24(remote_qpn) + ": " +
+                           vocab::format_ipv4(remote_ipv4) + " qpn " + hex24(remote_qpn) + ": " +
                            err_text(e) + hint);
   }
   ibv_qp_attr r{};
@@ -418,7 +421,7 @@ Status VerbsTransport::connect(uint32_t remote_ipv4, uint32_t remote_qpn) {
   r.timeout = c.timeout_code;
   r.retry_cnt = c.retry_count;
   r.rnr_retry = c.rnr_retry;
-  r.sq_psn = c.sq_psn & 0xFFFFFF;
+  r.sq_psn = c.sq_psn & vocab::kPsnMask;
   r.max_rd_atomic = 1;
   if (int rc = ibv_modify_qp(qp_, &r,
                              IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |

@@ -33,6 +33,7 @@
 #include "host/transport/soft/io/status.h"
 #include "host/transport/verbs/mr_cache.h"
 #include "host/transport/verbs/send_window.h"
+#include "proto/vocab/limits.h"
 
 struct ibv_context;
 struct ibv_pd;
@@ -52,8 +53,8 @@ struct VerbsConfig {
   uint32_t remote_ipv4 = 0;         // the switch's INC address (host order): GID ::ffff:a.b.c.d
   uint32_t remote_qpn = 0;          // the switch's virtual QPN for this rank
   uint32_t sq_psn = 0, rq_psn = 0;  // the group's initial PSN
-  uint16_t pmtu = 1024;             // <= the port's active MTU
-  uint32_t max_outstanding = 128;   // EPIC's window MW, in packets (software, SendWindow)
+  uint16_t pmtu = vocab::kDefaultPmtu;  // <= the port's active MTU
+  uint32_t max_outstanding = 128;       // EPIC's window MW, in packets (software, SendWindow)
   uint32_t max_send_wr = 1024, max_recv_wr = 1024;
   uint8_t timeout_code = 14;  // local ACK timeout 4.096 us * 2^code (14: 67 ms; 18: 1.07 s)
   uint8_t retry_count = 7;    // (rdma_rxe treats 7 as infinite; IBA NICs as 7)

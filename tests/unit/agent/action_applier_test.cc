@@ -76,7 +76,7 @@ TEST(ActionApplier, RegisterListsTheManagerGroupsAsSentWithTheirSlotState) {
   ASSERT_TRUE(r.applier.apply(action(3, inc::v1::ACTION_KIND_DETACH_SLOTS, 8)).has_ack());
   SwitchIdentity id;
   id.switch_id = "leaf0";
-  id.inc = {*wire::parse_ipv4("10.77.0.254"), *wire::parse_mac("02:ec:00:00:00:fe")};
+  id.inc = {*vocab::parse_ipv4("10.77.0.254"), *vocab::parse_mac("02:ec:00:00:00:fe")};
   id.ports = test::test_switch().ports;
   const inc::v1::Register reg = make_register(id, r.applier).registration();
   EXPECT_EQ(reg.switch_id(), "leaf0");

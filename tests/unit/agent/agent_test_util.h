@@ -11,9 +11,9 @@
 
 #include "agent/core/group_sink.h"
 #include "daemon/config/checks.h"
-#include "datapath/wire/addr.h"
 #include "proto/inc/v1/agent.pb.h"
 #include "proto/inc/v1/incd_config.pb.h"
+#include "proto/vocab/addr.h"
 
 namespace epic::agent::test {
 
@@ -25,7 +25,7 @@ inline incd::SwitchView test_switch() {
   ports[2].mtu = 9000;
   incd::SwitchConfig sw;
   sw.inc_addresses.push_back(
-      {*wire::parse_ipv4("10.77.0.254"), *wire::parse_mac("02:ec:00:00:00:fe")});
+      {*vocab::parse_ipv4("10.77.0.254"), *vocab::parse_mac("02:ec:00:00:00:fe")});
   return incd::SwitchView::of(ports, sw);
 }
 

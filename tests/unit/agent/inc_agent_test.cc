@@ -125,7 +125,7 @@ struct Rig {
     o.reconnect_max = 100ms;
     SwitchIdentity id;
     id.switch_id = "leaf0";
-    id.inc = {*wire::parse_ipv4("10.77.0.254"), *wire::parse_mac("02:ec:00:00:00:fe")};
+    id.inc = {*vocab::parse_ipv4("10.77.0.254"), *vocab::parse_mac("02:ec:00:00:00:fe")};
     id.ports = test::test_switch().ports;
     agent = std::make_unique<IncAgent>(io, o, id, applier, telemetry, nullptr);
   }

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "daemon/config/config.h"
-#include "datapath/wire/addr.h"
+#include "proto/vocab/addr.h"
 
 namespace epic::incd {
 namespace {
@@ -46,7 +46,7 @@ TEST(ManagerConfig, MinimalSectionTakesTheDocumentedDefaults) {
   const ManagerConfig& m = *r.config->manager;
   EXPECT_EQ(m.address, "mgr:7443");
   EXPECT_EQ(m.switch_id, "leaf0");
-  EXPECT_EQ(wire::format_ipv4(m.inc.ipv4), "10.77.0.254");  // the first inc address
+  EXPECT_EQ(vocab::format_ipv4(m.inc.ipv4), "10.77.0.254");  // the first inc address
   EXPECT_EQ(m.slot_capacity, 8192u);
   EXPECT_EQ(m.max_window, 1024u);
   EXPECT_EQ(m.max_pmtu, 4096);
@@ -78,7 +78,7 @@ manager:
   ASSERT_TRUE(r.config) << errors_of(r).front();
   const ManagerConfig& m = *r.config->manager;
   EXPECT_EQ(m.switch_id, "spine-0.a_b");
-  EXPECT_EQ(wire::format_mac(m.inc.mac), "02:ec:00:00:01:fe");
+  EXPECT_EQ(vocab::format_mac(m.inc.mac), "02:ec:00:00:01:fe");
   EXPECT_EQ(m.slot_capacity, 4096u);
   EXPECT_EQ(m.max_window, 256u);
   EXPECT_EQ(m.max_pmtu, 2048);
@@ -114,7 +114,7 @@ manager:
                 "manager.switch_id: \"leaf 0\" is not 1..64 of [A-Za-z0-9._-] (e.g. leaf0)",
                 "manager.inc_ipv4: \"10.99.0.1\" is not one of switch.inc_addresses",
                 "manager.max_window: 100 is not a power of two in 1..1048576",
-                "manager.max_pmtu: 3000 is not one of 256|512|1024|2048|4096",
+                "manager.max_pmtu: 3000 is not one of 256, 512, 1024, 2048, 4096",
                 "manager.slot_capacity: 100 slots cannot hold the 128 slots (2*window each) of "
                 "the static groups",
                 "manager.heartbeat_ms: 0 is outside 1..60000",

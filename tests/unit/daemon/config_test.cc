@@ -10,18 +10,18 @@
 #include <string>
 
 #include "daemon/config/config_loader.h"
-#include "datapath/wire/addr.h"
+#include "proto/vocab/addr.h"
 
 namespace epic::incd {
 namespace {
 
 std::string example_path() { return std::string(EPIC_SOURCE_DIR) + "/deploy/examples/incd.yaml"; }
 
-std::string mac_text(const wire::MacAddr& m) { return wire::format_mac(m); }
+std::string mac_text(const vocab::MacAddr& m) { return vocab::format_mac(m); }
 
 std::string endpoint_text(const engine::Endpoint& e) {
   std::ostringstream s;
-  s << mac_text(e.mac) << "/" << wire::format_ipv4(e.ipv4) << "/" << e.qpn;
+  s << mac_text(e.mac) << "/" << vocab::format_ipv4(e.ipv4) << "/" << e.qpn;
   return s.str();
 }
 
@@ -37,7 +37,7 @@ std::string dump(const IncdConfig& c) {
       << p.tx_descriptors << "\n";
   }
   for (const auto& a : c.sw.inc_addresses) {
-    s << "inc " << wire::format_ipv4(a.ipv4) << " " << mac_text(a.mac) << "\n";
+    s << "inc " << vocab::format_ipv4(a.ipv4) << " " << mac_text(a.mac) << "\n";
   }
   s << "switch " << c.sw.l2_aging_s << " " << c.sw.l2_table_size << " "
     << static_cast<int>(c.sw.bad_icrc) << "\n";
@@ -119,7 +119,7 @@ TEST(IncdConfig, ExampleYamlLoadsWithEveryFieldMapped) {
     EXPECT_EQ(c.ports[i].tx_descriptors, 1024);
   }
 
-  const wire::MacAddr switch_mac{0x02, 0xec, 0x00, 0x00, 0x00, 0xfe};
+  const vocab::MacAddr switch_mac{0x02, 0xec, 0x00, 0x00, 0x00, 0xfe};
   ASSERT_EQ(c.sw.inc_addresses.size(), 1u);
   EXPECT_EQ(c.sw.inc_addresses[0].ipv4, 0x0a4d00feu);  // 10.77.0.254, host order
   EXPECT_EQ(c.sw.inc_addresses[0].mac, switch_mac);
@@ -151,7 +151,7 @@ TEST(IncdConfig, ExampleYamlLoadsWithEveryFieldMapped) {
     EXPECT_TRUE(ch.is_rank);
     EXPECT_EQ(ch.first_rank, i);
     EXPECT_EQ(ch.rank_count, 1);
-    EXPECT_EQ(ch.remote.mac, (wire::MacAddr{0x02, 0, 0, 0, 0, static_cast<uint8_t>(i + 1)}));
+    EXPECT_EQ(ch.remote.mac, (vocab::MacAddr{0x02, 0, 0, 0, 0, static_cast<uint8_t>(i + 1)}));
     EXPECT_EQ(ch.remote.ipv4, 0x0a4d0001u + i);
     EXPECT_EQ(ch.remote.qpn, 0x11u);
     EXPECT_EQ(ch.local.mac, switch_mac);  // defaulted from the inc address
@@ -616,7 +616,7 @@ constexpr BadCase kBadCases[] = {
     {"WindowTooLarge", "    ranks: 2\n", "    ranks: 2\n    window: 2097152\n", "groups[0].window",
      "2097152 is not a power of two in 1..1048576"},
     {"PmtuNotAnIbMtu", "    ranks: 2\n", "    ranks: 2\n    pmtu: 1500\n", "groups[0].pmtu",
-     "1500 is not one of 256|512|1024|2048|4096"},
+     "1500 is not one of 256, 512, 1024, 2048, 4096"},
     {"PmtuTooLargeForAPort", "    device: net_null1\n", "    device: net_null1\n    mtu: 1000\n",
      "groups[0].pmtu",
      "1024 + 90 bytes of RoCEv2 overhead (Ethernet, IPv4, UDP, BTH, RETH/ImmDt, ICRC, with "

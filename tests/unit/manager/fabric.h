@@ -9,13 +9,13 @@
 #include <string>
 #include <vector>
 
-#include "datapath/wire/addr.h"
 #include "manager/core/inc_manager.h"
+#include "proto/vocab/addr.h"
 
 namespace epic::manager::testing {
 
-inline uint32_t ip(const std::string& s) { return *wire::parse_ipv4(s); }
-inline wire::MacAddr mac(const std::string& s) { return *wire::parse_mac(s); }
+inline uint32_t ip(const std::string& s) { return *vocab::parse_ipv4(s); }
+inline vocab::MacAddr mac(const std::string& s) { return *vocab::parse_mac(s); }
 
 // prefix + n, appended: GCC 12 -O3 reports a false -Wrestrict on `"literal" + std::to_string(n)`
 // (PR 105329).
@@ -31,8 +31,8 @@ inline uint32_t rank_ip(int leaf, int r) {
   s += numbered(".", r + 1);
   return ip(s);
 }
-inline wire::MacAddr rank_mac(int leaf, int r) {
-  return wire::MacAddr{0x02, 0, 0, 0, static_cast<uint8_t>(leaf), static_cast<uint8_t>(r + 1)};
+inline vocab::MacAddr rank_mac(int leaf, int r) {
+  return vocab::MacAddr{0x02, 0, 0, 0, static_cast<uint8_t>(leaf), static_cast<uint8_t>(r + 1)};
 }
 
 struct FabricShape {
@@ -50,7 +50,7 @@ inline SwitchSpec leaf_spec(const FabricShape& f, int l) {
   SwitchSpec s;
   s.id = leaf_name(l);
   s.inc_ipv4 = ip(numbered("10.77.", l) + ".254");
-  s.inc_mac = wire::MacAddr{0x02, 0xec, 0, 0, static_cast<uint8_t>(l), 0xfe};
+  s.inc_mac = vocab::MacAddr{0x02, 0xec, 0, 0, static_cast<uint8_t>(l), 0xfe};
   for (int r = 0; r < f.ranks_per_leaf; ++r) s.ports.push_back({numbered("r", r), f.port_mtu});
   for (int u = 0; u < f.spines; ++u) s.ports.push_back({numbered("up", u), f.port_mtu});
   s.slot_capacity = f.leaf_slots;
@@ -63,7 +63,7 @@ inline SwitchSpec spine_spec(const FabricShape& f, int sp) {
   SwitchSpec s;
   s.id = spine_name(sp);
   s.inc_ipv4 = ip(numbered("10.78.", sp) + ".254");
-  s.inc_mac = wire::MacAddr{0x02, 0xec, 0, 1, static_cast<uint8_t>(sp), 0xfe};
+  s.inc_mac = vocab::MacAddr{0x02, 0xec, 0, 1, static_cast<uint8_t>(sp), 0xfe};
   for (int l = 0; l < f.leaves; ++l) s.ports.push_back({numbered("d", l), f.port_mtu});
   s.slot_capacity = f.spine_slots;
   s.max_window = f.max_window;

@@ -59,7 +59,7 @@ TEST_F(LifecycleTest, TheLastAckMakesTheGroupReadyAndItsRanksGetTheirPeers) {
   EXPECT_EQ(a3.peer.mac, testing::mac("02:ec:00:00:01:fe"));
   EXPECT_EQ(a3.peer.qpn, 0x101u);
   EXPECT_EQ(a3.peer_gid,
-            (wire::Ipv6Addr{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 77, 1, 254}));
+            (vocab::Ipv6Addr{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 77, 1, 254}));
   EXPECT_EQ(a3.initial_psn, initial_psn_for(id));
   EXPECT_EQ(a3.window, 16u);
   EXPECT_EQ(a3.pmtu, 1024u);

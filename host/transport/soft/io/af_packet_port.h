@@ -22,8 +22,8 @@ namespace epic::soft::io {
 struct PortInfo {
   std::string name;
   int ifindex = 0;
-  wire::MacAddr kernel_mac{};  // the interface's own MAC (not the endpoint's)
-  uint32_t mtu = 0;            // IP MTU of the interface
+  vocab::MacAddr kernel_mac{};  // the interface's own MAC (not the endpoint's)
+  uint32_t mtu = 0;             // IP MTU of the interface
 };
 
 struct PortCounters {

@@ -34,7 +34,7 @@ std::optional<ArpMessage> parse_arp(const uint8_t* frame, size_t len) {
   return m;
 }
 
-ArpFrame build_arp(const wire::MacAddr& eth_dst, const ArpMessage& m) {
+ArpFrame build_arp(const vocab::MacAddr& eth_dst, const ArpMessage& m) {
   ArpFrame f{};
   std::memcpy(f.data() + eth::kDst, eth_dst.data(), 6);
   std::memcpy(f.data() + eth::kSrc, m.sender_mac.data(), 6);
@@ -77,7 +77,7 @@ ArpFrame ArpAgent::request(uint32_t target_ip) const {
   return build_arp(kBroadcastMac, m);
 }
 
-std::optional<wire::MacAddr> ArpAgent::lookup(uint32_t ipv4) const {
+std::optional<vocab::MacAddr> ArpAgent::lookup(uint32_t ipv4) const {
   auto it = table_.find(ipv4);
   if (it == table_.end()) return std::nullopt;
   return it->second;

@@ -23,15 +23,15 @@ namespace epic::soft::io {
 
 inline constexpr size_t kArpFrameLen = 42;  // Ethernet 14 + ARP 28 (senders pad to 60)
 using ArpFrame = std::array<uint8_t, kArpFrameLen>;
-inline constexpr wire::MacAddr kBroadcastMac = {0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF};
+inline constexpr vocab::MacAddr kBroadcastMac = {0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF};
 
 enum class ArpOp : uint16_t { kRequest = 1, kReply = 2 };
 
 struct ArpMessage {
   ArpOp op = ArpOp::kRequest;
-  wire::MacAddr sender_mac{};
+  vocab::MacAddr sender_mac{};
   uint32_t sender_ip = 0;  // host order
-  wire::MacAddr target_mac{};
+  vocab::MacAddr target_mac{};
   uint32_t target_ip = 0;
   friend bool operator==(const ArpMessage&, const ArpMessage&) = default;
 };
@@ -39,13 +39,13 @@ struct ArpMessage {
 // nullopt unless the frame is an untagged Ethernet/IPv4 ARP request or reply.
 std::optional<ArpMessage> parse_arp(const uint8_t* frame, size_t len);
 // Ethernet source = m.sender_mac.
-ArpFrame build_arp(const wire::MacAddr& eth_dst, const ArpMessage& m);
+ArpFrame build_arp(const vocab::MacAddr& eth_dst, const ArpMessage& m);
 
 class ArpAgent {
  public:
   static constexpr size_t kMaxEntries = 1024;
 
-  ArpAgent(const wire::MacAddr& mac, uint32_t ipv4) : mac_(mac), ip_(ipv4) {}
+  ArpAgent(const vocab::MacAddr& mac, uint32_t ipv4) : mac_(mac), ip_(ipv4) {}
 
   // Handles one received ARP message. Learns the sender of any message aimed
   // at our address (request or reply); returns the reply to send when it asks
@@ -53,14 +53,14 @@ class ArpAgent {
   std::optional<ArpFrame> handle(const ArpMessage& m);
   // Broadcast request: who has `target_ip`? tell our address.
   ArpFrame request(uint32_t target_ip) const;
-  std::optional<wire::MacAddr> lookup(uint32_t ipv4) const;
+  std::optional<vocab::MacAddr> lookup(uint32_t ipv4) const;
 
   uint64_t requests_answered() const { return requests_answered_; }
 
  private:
-  wire::MacAddr mac_;
+  vocab::MacAddr mac_;
   uint32_t ip_;
-  std::map<uint32_t, wire::MacAddr> table_;
+  std::map<uint32_t, vocab::MacAddr> table_;
   uint64_t requests_answered_ = 0;
 };
 

@@ -4,10 +4,10 @@
 #include <boost/asio/error.hpp>
 #include <cstring>
 
-#include "datapath/wire/addr.h"
 #include "datapath/wire/layout.h"
 #include "datapath/wire/parser.h"
 #include "host/transport/soft/io/mono_clock.h"
+#include "proto/vocab/addr.h"
 
 namespace epic::soft::io {
 namespace {
@@ -24,7 +24,7 @@ Result<std::unique_ptr<SoftNic>> SoftNic::open(const SoftNicConfig& config) {
   using R = std::unique_ptr<SoftNic>;
   if (config.ipv4 == 0) return make_error<R>("the endpoint needs its own IPv4 address");
   if ((config.mac[0] & 1) != 0) {
-    return make_error<R>("endpoint MAC " + wire::format_mac(config.mac) + " is a multicast MAC");
+    return make_error<R>("endpoint MAC " + vocab::format_mac(config.mac) + " is a multicast MAC");
   }
   auto port = AfPacketPort::open(config.ifname, config.loss);
   if (!port.ok()) return make_error<R>(port.error);
@@ -228,15 +228,15 @@ void SoftNic::run_for(std::chrono::nanoseconds d) {
   (void)run_until([] { return false; }, d);
 }
 
-Result<wire::MacAddr> SoftNic::resolve(uint32_t ipv4, std::chrono::milliseconds timeout,
-                                       std::chrono::milliseconds retry) {
+Result<vocab::MacAddr> SoftNic::resolve(uint32_t ipv4, std::chrono::milliseconds timeout,
+                                        std::chrono::milliseconds retry) {
   const auto deadline = MonoClock::now() + timeout;
   int sent = 0;
   while (true) {
     if (auto mac = arp_.lookup(ipv4)) return {*mac, ""};
     const auto now = MonoClock::now();
     if (now >= deadline) break;
-    if (!failure_.empty()) return make_error<wire::MacAddr>("ARP: " + failure_);
+    if (!failure_.empty()) return make_error<vocab::MacAddr>("ARP: " + failure_);
     const ArpFrame req = arp_.request(ipv4);
     if (port_->send(req.data(), req.size(), false) == SendResult::kSent) {
       ++counters_.tx_arp;
@@ -246,10 +246,10 @@ Result<wire::MacAddr> SoftNic::resolve(uint32_t ipv4, std::chrono::milliseconds 
     (void)run_until([&] { return arp_.lookup(ipv4).has_value(); },
                     std::chrono::duration_cast<std::chrono::nanoseconds>(wait));
   }
-  return make_error<wire::MacAddr>(
-      "ARP: no reply from " + wire::format_ipv4(ipv4) + " on " + port_->info().name + " within " +
+  return make_error<vocab::MacAddr>(
+      "ARP: no reply from " + vocab::format_ipv4(ipv4) + " on " + port_->info().name + " within " +
       std::to_string(timeout.count()) + " ms (" + std::to_string(sent) + " requests sent from " +
-      wire::format_ipv4(config_.ipv4) + " / " + wire::format_mac(config_.mac) +
+      vocab::format_ipv4(config_.ipv4) + " / " + vocab::format_mac(config_.mac) +
       "): is the peer up and on this link?");
 }
 

@@ -42,8 +42,8 @@ namespace epic::soft::io {
 
 struct SoftNicConfig {
   std::string ifname;
-  wire::MacAddr mac{};  // the endpoint's own MAC
-  uint32_t ipv4 = 0;    // the endpoint's own IPv4 address (host order), not the kernel's
+  vocab::MacAddr mac{};  // the endpoint's own MAC
+  uint32_t ipv4 = 0;     // the endpoint's own IPv4 address (host order), not the kernel's
   LossConfig loss;
   size_t rx_burst = 64;  // frames read per readiness before transmitting
 };
@@ -80,8 +80,8 @@ class SoftNic {
   void detach(uint32_t qpn);
 
   // MAC of `ipv4` by ARP: a request every `retry` until a reply or `timeout`.
-  Result<wire::MacAddr> resolve(uint32_t ipv4, std::chrono::milliseconds timeout,
-                                std::chrono::milliseconds retry = std::chrono::milliseconds(200));
+  Result<vocab::MacAddr> resolve(uint32_t ipv4, std::chrono::milliseconds timeout,
+                                 std::chrono::milliseconds retry = std::chrono::milliseconds(200));
 
   // Transmits what the QPs have queued and re-arms the timer; call after
   // post_send()/post_recv() outside the loop's own handlers.

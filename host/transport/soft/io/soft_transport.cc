@@ -1,7 +1,7 @@
 #include "host/transport/soft/io/soft_transport.h"
 
-#include "datapath/wire/addr.h"
 #include "host/transport/soft/soft_endpoint.h"
+#include "proto/vocab/addr.h"
 
 namespace epic::soft::io {
 
@@ -10,11 +10,11 @@ Result<std::unique_ptr<SoftTransport>> SoftTransport::open(const SoftTransportCo
   if (!nic.ok()) return {nullptr, nic.error};
   QpConfig q = config.qp;
   if (q.path.local_ipv4 == 0) q.path.local_ipv4 = config.nic.ipv4;
-  if (q.path.local_mac == wire::MacAddr{}) q.path.local_mac = config.nic.mac;
+  if (q.path.local_mac == vocab::MacAddr{}) q.path.local_mac = config.nic.mac;
   auto mac = nic.value->resolve(q.path.remote_ipv4, config.arp_timeout);
   if (!mac.ok()) {
     return {nullptr, mac.error + " (is incd running, with " +
-                         wire::format_ipv4(q.path.remote_ipv4) + " among its inc_addresses?)"};
+                         vocab::format_ipv4(q.path.remote_ipv4) + " among its inc_addresses?)"};
   }
   q.path.remote_mac = mac.value;
   return {std::unique_ptr<SoftTransport>(

@@ -8,33 +8,17 @@
 
 #include "datapath/engine/mode2_engine.h"
 #include "datapath/wire/builder.h"
+#include "tests/unit/datapath/engine/engine_test_util.h"
 
 namespace epic::engine {
 namespace {
 
 namespace w = epic::wire;
 
-const w::MacAddr kSwitchMac{2, 0xEE, 0, 0, 0, 1};
-constexpr uint32_t kSwitchIp = 0x0AC80001;
+using testing::kSwitchIp;
+using testing::kSwitchMac;
 
-GroupConfig group(uint32_t qp_base) {
-  GroupConfig cfg;
-  cfg.group_id = qp_base;
-  cfg.num_ranks = 2;
-  cfg.window = 4;
-  cfg.pmtu = 256;
-  cfg.initial_psn = 100;
-  for (uint16_t r = 0; r < 2; ++r) {
-    ChildLink l;
-    l.local = {kSwitchMac, kSwitchIp, qp_base + r};
-    l.remote = {{2, 0xAA, 0, 0, 0, static_cast<uint8_t>(r)}, 0x0A640000u + r, 0x100u + r};
-    l.port = r;
-    l.is_rank = true;
-    l.first_rank = r;
-    cfg.children.push_back(l);
-  }
-  return cfg;
-}
+GroupConfig group(uint32_t qp_base) { return testing::two_rank_group(qp_base, qp_base); }
 
 std::vector<uint8_t> frame(uint32_t dest_qp, uint8_t opcode, uint32_t psn,
                            std::vector<uint8_t> payload, uint32_t imm = 0) {
@@ -55,8 +39,8 @@ TEST(Mode2BadInput, EachReasonCountedAndOtherGroupsUntouched) {
   engine.install_group(group(0x1000), &slots_a);
   engine.install_group(group(0x2000), &slots_b);
   // Group B has real state: rank 0's control message and first data packet.
-  const CollectiveDescriptor d{CollectiveType::kAllReduce, arith::DType::kInt32,
-                               arith::ReduceOp::kSum, 0, 64};
+  const CollectiveDescriptor d{CollectiveType::kAllReduce, vocab::DType::kInt32,
+                               vocab::ReduceOp::kSum, 0, 64};
   TxBatch tx;
   auto feed = [&](const std::vector<uint8_t>& f) {
     const RxFrame rx{f.data(), static_cast<uint16_t>(f.size()), 0};
@@ -80,7 +64,7 @@ TEST(Mode2BadInput, EachReasonCountedAndOtherGroupsUntouched) {
   feed(frame(0x1000, w::op::kSendOnly, 101, std::vector<uint8_t>(100)));   // wrong length
   feed(frame(
       0x1001, w::op::kSendOnlyImm, 100,
-      control({CollectiveType::kAllReduce, arith::DType::kFp32, arith::ReduceOp::kSum, 0, 64}),
+      control({CollectiveType::kAllReduce, vocab::DType::kFp32, vocab::ReduceOp::kSum, 0, 64}),
       kControlImm));  // disagreeing control
   const EngineCounters& c = engine.counters();
   EXPECT_EQ(c.drop_parse - before.drop_parse, 1u);

@@ -8,9 +8,11 @@
 #include <vector>
 
 #include "datapath/switching/arp_responder.h"
-#include "datapath/wire/addr.h"
+#include "proto/vocab/addr.h"
 
 namespace {
+
+namespace vocab = epic::vocab;
 
 bool from_hex(const std::string& s, std::vector<uint8_t>* out) {
   if (s.size() % 2) return false;
@@ -31,9 +33,9 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     const size_t eq = arg.find('=');
-    const auto ip = epic::wire::parse_ipv4(arg.substr(0, eq));
+    const auto ip = epic::vocab::parse_ipv4(arg.substr(0, eq));
     const auto mac =
-        eq == std::string::npos ? std::nullopt : epic::wire::parse_mac(arg.substr(eq + 1));
+        eq == std::string::npos ? std::nullopt : epic::vocab::parse_mac(arg.substr(eq + 1));
     if (!ip || !mac) {
       std::cerr << "bad address '" << arg << "', want IPV4=MAC\n";
       return 2;

@@ -5,7 +5,7 @@
 #include <array>
 #include <vector>
 
-#include "datapath/wire/addr.h"
+#include "proto/vocab/addr.h"
 
 namespace epic::switching {
 namespace {
@@ -44,8 +44,8 @@ struct ArpFrame {
 };
 
 const std::array<IncAddress, 2> self_addrs = {
-    IncAddress{*wire::parse_ipv4("10.0.0.1"), *wire::parse_mac("02:00:00:00:00:01")},
-    IncAddress{*wire::parse_ipv4("10.0.1.1"), *wire::parse_mac("02:00:00:00:01:01")},
+    IncAddress{*vocab::parse_ipv4("10.0.0.1"), *vocab::parse_mac("02:00:00:00:00:01")},
+    IncAddress{*vocab::parse_ipv4("10.0.1.1"), *vocab::parse_mac("02:00:00:00:01:01")},
 };
 
 std::vector<uint8_t> reply_to(const std::vector<uint8_t>& req, size_t cap = 128) {

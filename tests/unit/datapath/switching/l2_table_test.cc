@@ -10,7 +10,7 @@ namespace {
 
 constexpr uint64_t kAging = 300'000'000'000;  // 300 s
 
-wire::MacAddr host(uint32_t n) {
+vocab::MacAddr host(uint32_t n) {
   return {0x02,
           0x00,
           static_cast<uint8_t>(n >> 24),
@@ -149,10 +149,10 @@ TEST(L2Table, FlushPortForgetsOnlyThatPort) {
 TEST(L2Table, TwoChoiceHashingFillsMostOfTheTableBeforeRefusing) {
   L2Table t(4096, kAging);
   std::mt19937_64 rng(7);
-  std::vector<wire::MacAddr> macs;
+  std::vector<vocab::MacAddr> macs;
   for (int i = 0; i < 3686; ++i) {  // 90% load
     const uint64_t r = rng();
-    wire::MacAddr m{};
+    vocab::MacAddr m{};
     for (int b = 0; b < 6; ++b) m[b] = static_cast<uint8_t>(r >> (8 * b));
     m[0] = static_cast<uint8_t>((m[0] & 0xFE) | 0x02);  // unicast, locally administered
     macs.push_back(m);

@@ -29,14 +29,14 @@ const IncAddress kInc2{0x0AC80002, {0x02, 0xEE, 0, 0, 0, 0x02}};  // 10.200.0.2
 constexpr uint32_t kOurQp = 0x100, kWorker1Qp = 0x200, kWorker3Qp = 0x300, kNoEdgeQp = 0x999;
 
 struct Host {
-  w::MacAddr mac;
+  vocab::MacAddr mac;
   uint32_t ipv4;
 };
 const Host kA{{0x02, 0, 0, 0, 0, 0x0A}, 0x0A00000A};  // 10.0.0.10, on port 0
 const Host kB{{0x02, 0, 0, 0, 0, 0x0B}, 0x0A00000B};  // 10.0.0.11, on port 1
 const Host kC{{0x02, 0, 0, 0, 0, 0x0C}, 0x0A00000C};  // 10.0.0.12, never seen
-const w::MacAddr kBroadcast{0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF};
-const w::MacAddr kLldpMulticast{0x01, 0x80, 0xC2, 0x00, 0x00, 0x0E};
+const vocab::MacAddr kBroadcast{0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF};
+const vocab::MacAddr kLldpMulticast{0x01, 0x80, 0xC2, 0x00, 0x00, 0x0E};
 
 PipelineConfig make_config(bool drop_bad_icrc) {
   PipelineConfig c;
@@ -57,7 +57,7 @@ void put32(Bytes& f, uint32_t v) {
 }
 
 // Ethernet II header [802.1Q], then `body`, zero-padded to `min_len`.
-Bytes ether(const w::MacAddr& dst, const w::MacAddr& src, uint16_t type, Bytes body = {},
+Bytes ether(const vocab::MacAddr& dst, const vocab::MacAddr& src, uint16_t type, Bytes body = {},
             int vlan_tci = -1, size_t min_len = 60) {
   Bytes f(dst.begin(), dst.end());
   f.insert(f.end(), src.begin(), src.end());
@@ -71,8 +71,8 @@ Bytes ether(const w::MacAddr& dst, const w::MacAddr& src, uint16_t type, Bytes b
   return f;
 }
 
-Bytes arp(const w::MacAddr& eth_dst, const Host& sender, uint32_t target_ip, uint16_t oper,
-          const w::MacAddr& target_mac = {}, int vlan_tci = -1) {
+Bytes arp(const vocab::MacAddr& eth_dst, const Host& sender, uint32_t target_ip, uint16_t oper,
+          const vocab::MacAddr& target_mac = {}, int vlan_tci = -1) {
   Bytes body;
   put16(body, 1);       // Ethernet
   put16(body, 0x0800);  // IPv4
@@ -121,19 +121,19 @@ Bytes ipv6_udp(uint16_t dst_port, size_t payload) {
   return ip;
 }
 
-w::PacketBuilder roce_builder(const w::MacAddr& eth_dst, const Host& src, uint32_t dst_ip,
+w::PacketBuilder roce_builder(const vocab::MacAddr& eth_dst, const Host& src, uint32_t dst_ip,
                               uint32_t qpn) {
   w::PacketBuilder b;
   b.eth(eth_dst, src.mac).ipv4(src.ipv4, dst_ip).bth(w::op::kSendOnly, qpn, 7).payload_pattern(64);
   return b;
 }
-Bytes roce(const w::MacAddr& eth_dst, const Host& src, uint32_t dst_ip, uint32_t qpn) {
+Bytes roce(const vocab::MacAddr& eth_dst, const Host& src, uint32_t dst_ip, uint32_t qpn) {
   return roce_builder(eth_dst, src, dst_ip, qpn).build();
 }
-Bytes roce_tagged(const w::MacAddr& eth_dst, const Host& src, uint32_t dst_ip, uint32_t qpn) {
+Bytes roce_tagged(const vocab::MacAddr& eth_dst, const Host& src, uint32_t dst_ip, uint32_t qpn) {
   return roce_builder(eth_dst, src, dst_ip, qpn).vlan(0x0064).build();
 }
-Bytes roce_v6(const w::MacAddr& eth_dst, const Host& src) {
+Bytes roce_v6(const vocab::MacAddr& eth_dst, const Host& src) {
   w::PacketBuilder b;
   b.eth(eth_dst, src.mac)
       .ipv6({0xFD, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x0A},
@@ -232,7 +232,7 @@ void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
 // Every case runs on a fresh pipeline that has already learned A on port 0 and B on port 1
 // (and a host on port 7, a port the configuration does not have).
 constexpr uint64_t kNow = 1'000'000;
-const w::MacAddr kGone{0x02, 0, 0, 0, 0, 0x77};
+const vocab::MacAddr kGone{0x02, 0, 0, 0, 0, 0x77};
 
 class SwitchPipelineClassifies : public ::testing::TestWithParam<Case> {};
 
@@ -639,7 +639,7 @@ TEST(SwitchPipeline, DropReasonsHaveStableNames) {
 // data, and carries valid IPv4 and ICMP checksums (Linux ping checks them end to end in
 // integration.incd_faults). A request with a bad checksum, or to an INC MAC with another IP,
 // is not answered.
-Bytes echo_request(const w::MacAddr& dst_mac, uint32_t dst_ip, size_t data_len) {
+Bytes echo_request(const vocab::MacAddr& dst_mac, uint32_t dst_ip, size_t data_len) {
   Bytes ip;
   const size_t ip_len = 20 + 8 + data_len;
   ip.insert(ip.end(), {0x45, 0});

@@ -50,7 +50,7 @@ TEST(Icrc, IgnoresVariantFieldsAndCoversTheRest) {
 
 TEST(Icrc, Ipv6MasksTrafficClassFlowLabelAndHopLimit) {
   auto b = testing::base_send(32);
-  b.ipv6(*parse_ipv6("fd00::1"), *parse_ipv6("fd00::2"), 0x12345);
+  b.ipv6(*vocab::parse_ipv6("fd00::1"), *vocab::parse_ipv6("fd00::2"), 0x12345);
   auto frame = b.build();
   const auto r = parse(frame.data(), frame.size());
   ASSERT_TRUE(r.ok()) << to_string(r.error);

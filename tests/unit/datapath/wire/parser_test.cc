@@ -56,7 +56,8 @@ TEST(Parser, AckHasAethAndNoPayload) {
 }
 
 TEST(Parser, Ipv6WriteOnlyImm) {
-  auto b = base_send(100).ipv6(*parse_ipv6("fd00::1"), *parse_ipv6("fd00::2"), 0xABCDE);
+  auto b =
+      base_send(100).ipv6(*vocab::parse_ipv6("fd00::1"), *vocab::parse_ipv6("fd00::2"), 0xABCDE);
   b.bth(op::kWriteOnlyImm, 5, 9).reth(0x1000, 7, 100).immdt(0xDEADBEEF);
   const auto f = b.build();
   const auto r = parse(f.data(), f.size());

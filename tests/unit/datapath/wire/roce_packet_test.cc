@@ -29,7 +29,8 @@ TEST(RocePacket, EncodeDecodeRoundTripsEveryKnownOpcode) {
                    .fecn()
                    .becn();
       if (variant == 1) b.vlan(0xE00A);
-      if (variant == 2) b.ipv6(*parse_ipv6("fd00:9::1"), *parse_ipv6("fd00:9::2"), 0x54321);
+      if (variant == 2)
+        b.ipv6(*vocab::parse_ipv6("fd00:9::1"), *vocab::parse_ipv6("fd00:9::2"), 0x54321);
       RocePacket& p = b.packet();
       if (!info.ends_message()) p.payload.resize(info.has_payload ? 36 : 0);  // no pad
       p.udp_checksum = 0x1234;

@@ -6,8 +6,8 @@
 #include <string_view>
 #include <vector>
 
-#include "datapath/wire/addr.h"
 #include "datapath/wire/builder.h"
+#include "proto/vocab/addr.h"
 
 namespace epic::wire::testing {
 
@@ -22,8 +22,8 @@ inline std::vector<uint8_t> from_hex(std::string_view hex) {
 // A valid RC SEND ONLY frame (10.0.0.1 -> 10.0.0.2) to mutate in tests.
 inline PacketBuilder base_send(size_t payload = 64) {
   return PacketBuilder()
-      .eth(*parse_mac("02:00:00:00:00:02"), *parse_mac("02:00:00:00:00:01"))
-      .ipv4(*parse_ipv4("10.0.0.1"), *parse_ipv4("10.0.0.2"))
+      .eth(*vocab::parse_mac("02:00:00:00:00:02"), *vocab::parse_mac("02:00:00:00:00:01"))
+      .ipv4(*vocab::parse_ipv4("10.0.0.1"), *vocab::parse_ipv4("10.0.0.2"))
       .udp_src_port(0xC001)
       .bth(op::kSendOnly, 0x11, 7)
       .ack_req()

@@ -19,10 +19,10 @@
 namespace epic::host {
 namespace {
 
-using arith::DType;
-using arith::ReduceOp;
-using engine::CollectiveDescriptor;
-using engine::CollectiveType;
+using vocab::CollectiveDescriptor;
+using vocab::CollectiveType;
+using vocab::DType;
+using vocab::ReduceOp;
 
 constexpr uint32_t kRankQp = 0x11, kSwitchQp = 0x1000, kPsn = 0xFFFFFE;  // wraps on purpose
 
@@ -94,9 +94,9 @@ class Fixture : public ::testing::Test {
   // The switch returns the control result (the descriptor every rank agreed on).
   void send_control(const CollectiveDescriptor& d) {
     ctrl_out.emplace_back();
-    engine::encode_control(d, ctrl_out.back().data());
+    vocab::encode_control(d, ctrl_out.back().data());
     ASSERT_TRUE(sw->post_send({0, soft::SendOp::kSendWithImm, ctrl_out.back().data(),
-                               engine::kControlPayloadBytes, engine::kControlImm}));
+                               vocab::kControlPayloadBytes, vocab::kControlImm}));
   }
   void send_result(const std::vector<uint8_t>& bytes) {
     results_out.push_back(bytes);
@@ -109,7 +109,7 @@ class Fixture : public ::testing::Test {
   std::unique_ptr<CollectiveRunner> runner;
   std::array<std::vector<uint8_t>, 16> sw_in;
   std::vector<soft::Completion> got;
-  std::deque<std::array<uint8_t, engine::kControlPayloadBytes>> ctrl_out;
+  std::deque<std::array<uint8_t, vocab::kControlPayloadBytes>> ctrl_out;
   std::deque<std::vector<uint8_t>> results_out;
 };
 
@@ -125,8 +125,8 @@ TEST_F(Fixture, AllReduceSendsControlThenDataAndFinishesWithTheResult) {
   // The control message first (SEND with Immediate carrying the descriptor), then the data.
   ASSERT_EQ(switch_received().size(), 2u);
   EXPECT_TRUE(got[0].with_imm);
-  EXPECT_EQ(got[0].imm_data, engine::kControlImm);
-  EXPECT_EQ(engine::decode_control(sw_in[0].data(), got[0].byte_len), d);
+  EXPECT_EQ(got[0].imm_data, vocab::kControlImm);
+  EXPECT_EQ(vocab::decode_control(sw_in[0].data(), got[0].byte_len), d);
   EXPECT_EQ(received_bytes(1), in);
   EXPECT_FALSE(runner->done());
   send_control(d);
@@ -221,8 +221,8 @@ TEST_F(Fixture, ConsecutiveCollectivesKeepEachControlBufferUntilItsCompletion) {
   EXPECT_EQ(runner->sends_busy_from(), 0u);  // the barrier's control message is still in flight
   pump();
   ASSERT_EQ(switch_received().size(), 3u);
-  EXPECT_EQ(engine::decode_control(sw_in[0].data(), got[0].byte_len), barrier);
-  EXPECT_EQ(engine::decode_control(sw_in[1].data(), got[1].byte_len), ar);
+  EXPECT_EQ(vocab::decode_control(sw_in[0].data(), got[0].byte_len), barrier);
+  EXPECT_EQ(vocab::decode_control(sw_in[1].data(), got[1].byte_len), ar);
   send_control(ar);
   send_result(pattern(12, 40));
   pump();

@@ -15,10 +15,10 @@
 namespace epic::host {
 namespace {
 
-using arith::DType;
-using arith::ReduceOp;
-using engine::CollectiveDescriptor;
-using engine::CollectiveType;
+using vocab::CollectiveDescriptor;
+using vocab::CollectiveType;
+using vocab::DType;
+using vocab::ReduceOp;
 
 std::vector<uint8_t> i32(std::initializer_list<int32_t> v) {
   std::vector<uint8_t> out(v.size() * 4);
@@ -39,9 +39,9 @@ TEST(Layout, BufferBytesPerPrimitiveAndRank) {
   };
   for (const Row& row : table) {
     const CollectiveDescriptor d{row.type, DType::kFp16, ReduceOp::kSum, 1, 5};
-    EXPECT_EQ(send_bytes(d, 3), row.send) << engine::to_string(row.type);
-    EXPECT_EQ(recv_bytes(d, 1, 3), row.recv_root) << engine::to_string(row.type);
-    EXPECT_EQ(recv_bytes(d, 2, 3), row.recv_other) << engine::to_string(row.type);
+    EXPECT_EQ(send_bytes(d, 3), row.send) << vocab::to_string(row.type);
+    EXPECT_EQ(recv_bytes(d, 1, 3), row.recv_root) << vocab::to_string(row.type);
+    EXPECT_EQ(recv_bytes(d, 2, 3), row.recv_other) << vocab::to_string(row.type);
   }
 }
 
@@ -69,7 +69,7 @@ TEST(ExactInputs, FloatSumsAreExactInAnyOrderAndAcrossTreeLevels) {
       const std::vector<uint8_t> flat = reduce_reference(d, in, 0, d.count);
       std::reverse(in.begin(), in.end());
       EXPECT_EQ(reduce_reference(d, in, 0, d.count), flat)
-          << arith::to_string(t) << " ranks " << ranks;
+          << vocab::to_string(t) << " ranks " << ranks;
       // Two levels: each half reduced (and stored in the wire type), then the halves.
       const auto half = static_cast<long>(in.size() / 2);
       const std::vector<std::vector<uint8_t>> lo(in.begin(), in.begin() + half);
@@ -77,7 +77,7 @@ TEST(ExactInputs, FloatSumsAreExactInAnyOrderAndAcrossTreeLevels) {
       const std::vector<std::vector<uint8_t>> partials = {reduce_reference(d, hi, 0, d.count),
                                                           reduce_reference(d, lo, 0, d.count)};
       EXPECT_EQ(reduce_reference(d, partials, 0, d.count), flat)
-          << arith::to_string(t) << " ranks " << ranks;
+          << vocab::to_string(t) << " ranks " << ranks;
       // Not all zero: the values do exercise the sum.
       EXPECT_NE(std::count(flat.begin(), flat.end(), 0), static_cast<long>(flat.size()));
     }

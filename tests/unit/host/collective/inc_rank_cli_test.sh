@@ -31,7 +31,7 @@ expect 2 "--iface is required"
   expect 2 "--rank 4 is not a rank of a group of 4" $ok --plan barrier --rank 4
   expect 2 "--window must be a power of two" $ok --plan barrier --window 12
   expect 2 "--initial-psn: Value 0x1000000 not in range" $ok --plan barrier --initial-psn 0x1000000
-  expect 2 "--pmtu: 1000 not in" $ok --plan barrier --pmtu 1000
+  expect 2 "--pmtu: path MTU 1000 is not one of 256, 512, 1024, 2048, 4096" $ok --plan barrier --pmtu 1000
   expect 2 "--retry-count: Value 8 not in range" $ok --plan barrier --retry-count 8
   expect 2 "--ip: '10.0.0' is not an IPv4 address" $ok --plan barrier --ip 10.0.0
   expect 2 "--mac: '03:00:00:00:00:01' is not a unicast MAC address" $ok --plan barrier \

@@ -7,10 +7,10 @@
 namespace epic::host {
 namespace {
 
-using arith::DType;
-using arith::ReduceOp;
-using engine::CollectiveDescriptor;
-using engine::CollectiveType;
+using vocab::CollectiveDescriptor;
+using vocab::CollectiveType;
+using vocab::DType;
+using vocab::ReduceOp;
 
 TEST(Plan, ParsesEveryPrimitiveOfTheExamplePlan) {
   const ParsedPlan p = parse_plan(

@@ -21,8 +21,6 @@
 namespace epic::host::fallback {
 namespace {
 
-namespace e = epic::engine;
-
 RingOptions small_options() {
   RingOptions o;
   o.message_bytes = 64;  // many messages per step
@@ -61,13 +59,13 @@ void run_ring(uint16_t ranks, const RingOptions& o,
 
 // Runs descriptor d's primitive on rank r with its exact input; the result and the expected one.
 std::pair<Status, bool> run_and_check(HostCollectives& hc, uint16_t r, uint16_t ranks,
-                                      const e::CollectiveDescriptor& d, uint64_t index,
+                                      const vocab::CollectiveDescriptor& d, uint64_t index,
                                       std::string& why) {
   const auto inputs = exact_inputs(d, ranks, 7, index);
   const auto want = expected_result(d, r, inputs);
   std::vector<uint8_t> got(recv_bytes(d, r, ranks) + 1, 0xEE);
   std::vector<uint8_t> in = inputs[r];
-  if (d.type == e::CollectiveType::kBroadcast) {
+  if (d.type == vocab::CollectiveType::kBroadcast) {
     // in place: the root's input, garbage elsewhere
     if (r == d.root) {
       std::copy(in.begin(), in.end(), got.begin());
@@ -83,25 +81,25 @@ std::pair<Status, bool> run_and_check(HostCollectives& hc, uint16_t r, uint16_t 
   }
   got.pop_back();
   if (auto diff = first_difference(got, want)) {
-    why = std::string(e::to_string(d.type)) + " " + std::string(arith::to_string(d.dtype)) + " " +
-          std::string(arith::to_string(d.op)) + " count " + std::to_string(d.count) + " rank " +
-          std::to_string(r) + ": first difference at byte " + std::to_string(*diff);
+    why = std::string(vocab::to_string(d.type)) + " " + std::string(vocab::to_string(d.dtype)) +
+          " " + std::string(vocab::to_string(d.op)) + " count " + std::to_string(d.count) +
+          " rank " + std::to_string(r) + ": first difference at byte " + std::to_string(*diff);
     return {s, false};
   }
   return {s, true};
 }
 
 void every_primitive(uint16_t ranks, uint32_t drop_every, const std::vector<uint32_t>& counts) {
-  const std::vector<std::pair<arith::DType, arith::ReduceOp>> kinds = {
-      {arith::DType::kInt32, arith::ReduceOp::kSum},
-      {arith::DType::kFp32, arith::ReduceOp::kSum},
-      {arith::DType::kFp32, arith::ReduceOp::kMax},
-      {arith::DType::kFp16, arith::ReduceOp::kSum},
-      {arith::DType::kBf16, arith::ReduceOp::kMin}};
-  const e::CollectiveType types[] = {
-      e::CollectiveType::kAllReduce, e::CollectiveType::kReduce,
-      e::CollectiveType::kBroadcast, e::CollectiveType::kReduceScatter,
-      e::CollectiveType::kAllGather, e::CollectiveType::kBarrier};
+  const std::vector<std::pair<vocab::DType, vocab::ReduceOp>> kinds = {
+      {vocab::DType::kInt32, vocab::ReduceOp::kSum},
+      {vocab::DType::kFp32, vocab::ReduceOp::kSum},
+      {vocab::DType::kFp32, vocab::ReduceOp::kMax},
+      {vocab::DType::kFp16, vocab::ReduceOp::kSum},
+      {vocab::DType::kBf16, vocab::ReduceOp::kMin}};
+  const vocab::CollectiveType types[] = {
+      vocab::CollectiveType::kAllReduce, vocab::CollectiveType::kReduce,
+      vocab::CollectiveType::kBroadcast, vocab::CollectiveType::kReduceScatter,
+      vocab::CollectiveType::kAllGather, vocab::CollectiveType::kBarrier};
   std::vector<std::string> failures(ranks);
   run_ring(
       ranks, small_options(),
@@ -110,7 +108,8 @@ void every_primitive(uint16_t ranks, uint32_t drop_every, const std::vector<uint
         for (uint32_t count : counts) {
           for (auto [t, op] : kinds) {
             for (auto type : types) {
-              e::CollectiveDescriptor d{type, t, op, static_cast<uint16_t>(count % ranks), count};
+              vocab::CollectiveDescriptor d{type, t, op, static_cast<uint16_t>(count % ranks),
+                                            count};
               std::string why;
               auto [s, ok] = run_and_check(hc, r, ranks, d, index++, why);
               if (!ok) {

@@ -38,8 +38,8 @@ TEST(CommConfig, ACompleteSoftRank) {
   EXPECT_EQ(r.config.transport.switch_qpn, 0x1001u);
   EXPECT_EQ(r.config.transport.initial_psn, 256u);
   EXPECT_EQ(r.config.transport.qpn, 18u);
-  EXPECT_EQ(r.config.transport.pmtu, 1024);  // defaults
-  EXPECT_EQ(r.config.transport.window, 128u);
+  EXPECT_EQ(r.config.transport.pmtu, 1024);                     // defaults
+  EXPECT_EQ(r.config.transport.window, vocab::kDefaultWindow);  // 16, as incd and inc-manager
   EXPECT_EQ(r.config.timeout.count(), 30000);
 }
 

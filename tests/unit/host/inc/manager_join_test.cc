@@ -20,7 +20,7 @@ using namespace std::chrono_literals;
 host::LocalEndpoint rank_endpoint(int r) {
   host::LocalEndpoint e;
   e.kind = "soft";
-  e.ipv4 = *wire::parse_ipv4(mt::rank_ipv4(r));
+  e.ipv4 = *vocab::parse_ipv4(mt::rank_ipv4(r));
   e.mac = {2, 0, 0, 0, 0, static_cast<uint8_t>(r + 1)};
   e.qpn = 0x100 + static_cast<uint32_t>(r);
   return e;
@@ -78,7 +78,7 @@ TEST_F(ManagerJoinTest, RanksGetTheSwitchPeerAndLeavingTearsTheGroupDown) {
     ASSERT_TRUE(a.ok()) << a.error;
     EXPECT_FALSE(a.value.host_fallback);
     EXPECT_EQ(a.value.switch_id, "leaf0");
-    EXPECT_EQ(a.value.peer.switch_ip, *wire::parse_ipv4("10.77.0.254"));
+    EXPECT_EQ(a.value.peer.switch_ip, *vocab::parse_ipv4("10.77.0.254"));
     EXPECT_NE(a.value.peer.switch_qpn, 0u);
     EXPECT_EQ(a.value.peer.pmtu, 1024);
     EXPECT_EQ(a.value.peer.window, 16u);

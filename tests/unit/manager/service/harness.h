@@ -21,10 +21,10 @@
 #include <string>
 #include <thread>
 
-#include "datapath/wire/addr.h"
 #include "manager/service/server.h"
 #include "proto/inc/v1/agent.grpc.pb.h"
 #include "proto/inc/v1/manager.grpc.pb.h"
+#include "proto/vocab/addr.h"
 
 namespace epic::manager::service::testing {
 
@@ -58,8 +58,8 @@ inline std::string rank_port(int r) {
 inline std::vector<RankAttachment> leaf0_ranks(int n) {
   std::vector<RankAttachment> out;
   for (int r = 0; r < n; ++r) {
-    out.push_back({*wire::parse_ipv4(rank_ipv4(r)),
-                   wire::MacAddr{2, 0, 0, 0, 0, static_cast<uint8_t>(r + 1)},
+    out.push_back({*vocab::parse_ipv4(rank_ipv4(r)),
+                   vocab::MacAddr{2, 0, 0, 0, 0, static_cast<uint8_t>(r + 1)},
                    {"leaf0", rank_port(r)}});
   }
   return out;

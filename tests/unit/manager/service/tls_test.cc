@@ -99,7 +99,7 @@ TEST(TlsTest, IncctlAndARealIncAgentUseMutualTls) {
             .server_name = ""};
   agent::SwitchIdentity id;
   id.switch_id = "leaf0";
-  id.inc = {*wire::parse_ipv4("10.77.0.254"), *wire::parse_mac("02:ec:00:00:00:fe")};
+  id.inc = {*vocab::parse_ipv4("10.77.0.254"), *vocab::parse_mac("02:ec:00:00:00:fe")};
   id.ports = agent::test::test_switch().ports;
   auto agent = std::make_unique<agent::IncAgent>(io, ao, id, applier, telemetry, nullptr);
   ASSERT_EQ(agent->start(), "");

@@ -26,7 +26,7 @@ TEST(Options, PingpongDefaultsFollowIbvRcPingpong) {
   EXPECT_EQ(p.options.tcp_port, 18515);
   EXPECT_EQ(p.options.mtu, 1024);
   EXPECT_EQ(p.options.size, 4096u);
-  EXPECT_EQ(p.options.mac, (wire::MacAddr{0x02, 0x00, 10, 9, 0, 200}));
+  EXPECT_EQ(p.options.mac, (vocab::MacAddr{0x02, 0x00, 10, 9, 0, 200}));
   EXPECT_EQ(p.options.tx_loss, 0.0);
 }
 

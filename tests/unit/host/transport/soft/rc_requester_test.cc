@@ -2,7 +2,7 @@
 // processing, go-back-N, timeouts and RNR, as packet tables.
 #include <gtest/gtest.h>
 
-#include "host/transport/soft/aeth.h"
+#include "proto/vocab/aeth.h"
 #include "rc_test_util.h"
 
 namespace epic::soft {
@@ -13,7 +13,7 @@ namespace op = wire::op;
 
 constexpr uint32_t kStart = 0xFFFFFE;
 constexpr uint16_t kMtu = 256;
-const uint8_t kAck = aeth::kAckUnlimitedCredits;
+const uint8_t kAck = vocab::aeth::kAckUnlimitedCredits;
 
 struct Req {
   QpConfig cfg = config(kQpA, kQpB, kStart, 0x100, kMtu);
@@ -106,13 +106,14 @@ TEST(RcRequester, NakSequenceErrorGoesBackToTheNakedPsn) {
   r.send(1, 10);
   r.send(2, 3 * kMtu);
   drain(*r.qp, {});
-  feed(*r.qp, ack(0x000000, aeth::kNakPsnSequenceError));  // expects PSN 0: fffffe, ffffff ok
+  feed(*r.qp,
+       ack(0x000000, vocab::aeth::kNakPsnSequenceError));  // expects PSN 0: fffffe, ffffff ok
   EXPECT_EQ(r.qp->poll_cq()->wr_id, 1u);
   const std::vector<Out> want = {{op::kSendMiddle, 0x000000}, {op::kSendLast, 0x000001}};
   EXPECT_EQ(drain(*r.qp, want), want);
   EXPECT_EQ(r.qp->counters().tx_retransmits, 2u);
   // the same NAK again (duplicated in the network) does not restart twice
-  feed(*r.qp, ack(0x000000, aeth::kNakPsnSequenceError));
+  feed(*r.qp, ack(0x000000, vocab::aeth::kNakPsnSequenceError));
   EXPECT_TRUE(drain(*r.qp, {}).empty());
   EXPECT_EQ(r.qp->counters().rx_ack_stale, 1u);
 }
@@ -145,7 +146,7 @@ TEST(RcRequester, ForwardProgressRefillsTheRetryBudget) {
   for (uint32_t k = 0; k < 3; ++k) {
     r.qp->on_timer(1000 * (k + 1));
     drain(*r.qp, {}, 1000 * (k + 1));
-    feed(*r.qp, ack(wire::psn_add(kStart, k), kAck), 1000 * (k + 1));
+    feed(*r.qp, ack(vocab::psn_add(kStart, k), kAck), 1000 * (k + 1));
   }
   EXPECT_EQ(r.qp->state(), QpState::kRts);
 }
@@ -155,7 +156,7 @@ TEST(RcRequester, RnrNakPausesThenResendsFromTheNakedPsn) {
   r.send(1, 4);
   r.send(2, 4);
   drain(*r.qp, {});
-  feed(*r.qp, ack(0xFFFFFF, aeth::kRnrNak | 1), 100);
+  feed(*r.qp, ack(0xFFFFFF, vocab::aeth::kRnrNak | 1), 100);
   EXPECT_EQ(r.qp->poll_cq()->wr_id, 1u);
   EXPECT_TRUE(drain(*r.qp, {}, 100).empty());
   // RNR timer code 1 is 10 us (IBA table 45), more than the configured 500 ns minimum.
@@ -184,7 +185,7 @@ TEST(RcRequester, FatalNakFailsItsRequestAndFlushesTheRest) {
   r.send(2, 4, SendOp::kRdmaWrite);
   r.send(3, 4);
   drain(*r.qp, {});
-  feed(*r.qp, ack(0xFFFFFF, aeth::kNakRemoteAccessError));
+  feed(*r.qp, ack(0xFFFFFF, vocab::aeth::kNakRemoteAccessError));
   EXPECT_EQ(*r.qp->poll_cq(), (Completion{1, WcOpcode::kSend, WcStatus::kSuccess, 4, false, 0}));
   EXPECT_EQ(r.qp->poll_cq()->status, WcStatus::kRemAccessErr);
   EXPECT_EQ(r.qp->poll_cq()->status, WcStatus::kWrFlushErr);

@@ -4,7 +4,7 @@
 
 #include <functional>
 
-#include "host/transport/soft/aeth.h"
+#include "proto/vocab/aeth.h"
 #include "rc_test_util.h"
 
 namespace epic::soft {
@@ -45,7 +45,7 @@ std::vector<uint8_t> write(uint8_t opcode, uint32_t psn, size_t payload, uint64_
   return b.build();
 }
 
-const uint8_t kAck = aeth::kAckUnlimitedCredits;
+const uint8_t kAck = vocab::aeth::kAckUnlimitedCredits;
 
 const std::vector<Row>& rows() {
   static const std::vector<Row> kRows = {
@@ -107,7 +107,7 @@ const std::vector<Row>& rows() {
       {"PSN ahead of the expected one: dropped, one NAK-sequence-error for two such packets",
        [](Env& e) { e.post_recv(); },
        {request(op::kSendOnly, 0, 4), request(op::kSendOnly, 1, 4)},
-       {{op::kAck, kStart, aeth::kNakPsnSequenceError, 0}},
+       {{op::kAck, kStart, vocab::aeth::kNakPsnSequenceError, 0}},
        [](Env& e) {
          EXPECT_FALSE(e.qp.poll_cq());
          EXPECT_EQ(e.qp.counters().rx_request_out_of_sequence, 2u);
@@ -116,7 +116,7 @@ const std::vector<Row>& rows() {
       {"MIDDLE without FIRST: NAK invalid request, QP enters error, receive flushed",
        [](Env& e) { e.post_recv(9); },
        {request(op::kSendMiddle, kStart, kMtu)},
-       {{op::kAck, kStart, aeth::kNakInvalidRequest}},
+       {{op::kAck, kStart, vocab::aeth::kNakInvalidRequest}},
        [](Env& e) {
          EXPECT_EQ(e.qp.state(), QpState::kError);
          EXPECT_EQ(e.qp.poll_cq()->status, WcStatus::kWrFlushErr);
@@ -125,22 +125,22 @@ const std::vector<Row>& rows() {
       {"LAST with no payload: NAK invalid request",
        [](Env& e) { e.post_recv(); },
        {request(op::kSendFirst, kStart, kMtu), request(op::kSendLast, 0xFFFFFF, 0)},
-       {{op::kAck, 0xFFFFFF, aeth::kNakInvalidRequest}},
+       {{op::kAck, 0xFFFFFF, vocab::aeth::kNakInvalidRequest}},
        [](Env& e) { EXPECT_EQ(e.qp.state(), QpState::kError); }},
       {"FIRST shorter than the path MTU: NAK invalid request",
        [](Env& e) { e.post_recv(); },
        {request(op::kSendFirst, kStart, kMtu - 4)},
-       {{op::kAck, kStart, aeth::kNakInvalidRequest}},
+       {{op::kAck, kStart, vocab::aeth::kNakInvalidRequest}},
        nullptr},
       {"ONLY larger than the path MTU: NAK invalid request",
        [](Env& e) { e.post_recv(); },
        {request(op::kSendOnly, kStart, kMtu + 4)},
-       {{op::kAck, kStart, aeth::kNakInvalidRequest}},
+       {{op::kAck, kStart, vocab::aeth::kNakInvalidRequest}},
        nullptr},
       {"SEND with no receive posted: RNR NAK, not executed; later packets silently dropped",
        nullptr,
        {request(op::kSendOnly, kStart, 4), request(op::kSendOnly, 0xFFFFFF, 4)},
-       {{op::kAck, kStart, aeth::kRnrNak | 14}},
+       {{op::kAck, kStart, vocab::aeth::kRnrNak | 14}},
        [](Env& e) {
          EXPECT_EQ(e.qp.expected_psn(), kStart);
          EXPECT_EQ(e.qp.counters().rx_request_rnr, 1u);
@@ -154,7 +154,7 @@ const std::vector<Row>& rows() {
       {"SEND longer than the posted receive: local length error, NAK invalid request",
        [](Env& e) { e.post_recv(3, 8); },
        {request(op::kSendOnly, kStart, 9)},
-       {{op::kAck, kStart, aeth::kNakInvalidRequest}},
+       {{op::kAck, kStart, vocab::aeth::kNakInvalidRequest}},
        [](Env& e) {
          EXPECT_EQ(e.qp.poll_cq()->status, WcStatus::kLocLenErr);
          EXPECT_EQ(e.qp.state(), QpState::kError);
@@ -172,7 +172,7 @@ const std::vector<Row>& rows() {
       {"RDMA WRITE with an unknown rkey: NAK remote access error, QP error",
        [](Env& e) { e.register_mr(); },
        {write(op::kWriteOnly, kStart, 100, 0x10010, 0xABD, 100)},
-       {{op::kAck, kStart, aeth::kNakRemoteAccessError}},
+       {{op::kAck, kStart, vocab::aeth::kNakRemoteAccessError}},
        [](Env& e) {
          EXPECT_EQ(e.qp.state(), QpState::kError);
          EXPECT_EQ(e.qp.counters().rx_request_access_error, 1u);
@@ -180,7 +180,7 @@ const std::vector<Row>& rows() {
       {"RDMA WRITE past the end of the region: NAK remote access error",
        [](Env& e) { e.register_mr(); },
        {write(op::kWriteOnly, kStart, 100, 0x10000 + 4000, 0xABC, 100)},
-       {{op::kAck, kStart, aeth::kNakRemoteAccessError}},
+       {{op::kAck, kStart, vocab::aeth::kNakRemoteAccessError}},
        nullptr},
       {"RDMA WRITE FIRST/LAST-with-Immediate: placed, receive completion with imm and length",
        [](Env& e) {
@@ -198,13 +198,13 @@ const std::vector<Row>& rows() {
       {"RDMA WRITE ONLY with Immediate and no receive: RNR NAK",
        [](Env& e) { e.register_mr(); },
        {write(op::kWriteOnlyImm, kStart, 10, 0x10000, 0xABC, 10, 1)},
-       {{op::kAck, kStart, aeth::kRnrNak | 14}},
+       {{op::kAck, kStart, vocab::aeth::kRnrNak | 14}},
        nullptr},
       {"RDMA WRITE LAST that ends before the RETH length: NAK invalid request",
        [](Env& e) { e.register_mr(); },
        {write(op::kWriteFirst, kStart, kMtu, 0x10000, 0xABC, kMtu + 10),
         write(op::kWriteLast, 0xFFFFFF, 8, 0, 0, 0)},
-       {{op::kAck, 0xFFFFFF, aeth::kNakInvalidRequest}},
+       {{op::kAck, 0xFFFFFF, vocab::aeth::kNakInvalidRequest}},
        nullptr},
       {"zero-length RDMA WRITE: no key check, ACKed",
        nullptr,
@@ -227,7 +227,7 @@ const std::vector<Row>& rows() {
       {"RDMA READ request (unsupported): NAK invalid request",
        [](Env& e) { e.register_mr(); },
        {write(op::kReadRequest, kStart, 0, 0x10000, 0xABC, 64)},
-       {{op::kAck, kStart, aeth::kNakInvalidRequest}},
+       {{op::kAck, kStart, vocab::aeth::kNakInvalidRequest}},
        nullptr},
       {"CE-marked requests: one CNP (BECN) to the peer QP per interval, then the ACK",
        [](Env& e) {

@@ -10,8 +10,8 @@
 
 #include "datapath/wire/builder.h"
 #include "datapath/wire/parser.h"
-#include "datapath/wire/psn.h"
 #include "host/transport/soft/rc_qp.h"
+#include "proto/vocab/psn.h"
 
 namespace epic::soft::testing {
 

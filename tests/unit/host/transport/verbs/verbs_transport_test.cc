@@ -43,7 +43,8 @@ TEST(VerbsTransport, BadConfigurationFailsBeforeTouchingADevice) {
   c.pmtu = 1500;
   auto t = VerbsTransport::create(c);
   ASSERT_FALSE(t.ok());
-  EXPECT_NE(t.error.find("path MTU 1500 is not one of 256 512 1024 2048 4096"), std::string::npos)
+  EXPECT_NE(t.error.find("path MTU 1500 is not one of 256, 512, 1024, 2048, 4096"),
+            std::string::npos)
       << t.error;
   c = VerbsConfig{};
   c.max_outstanding = 0;

@@ -9,9 +9,9 @@
 namespace epic::soft::io {
 namespace {
 
-constexpr wire::MacAddr kOurMac = {0x02, 0x00, 0x0a, 0x09, 0x00, 0xc8};
+constexpr vocab::MacAddr kOurMac = {0x02, 0x00, 0x0a, 0x09, 0x00, 0xc8};
 constexpr uint32_t kOurIp = 0x0A0900C8;  // 10.9.0.200
-constexpr wire::MacAddr kPeerMac = {0x52, 0x54, 0x00, 0x11, 0x01, 0x00};
+constexpr vocab::MacAddr kPeerMac = {0x52, 0x54, 0x00, 0x11, 0x01, 0x00};
 constexpr uint32_t kPeerIp = 0x0A090001;  // 10.9.0.1
 
 ArpMessage request_from_peer(uint32_t target_ip) {
@@ -76,9 +76,9 @@ TEST(ArpAgent, AnswersARequestForItsAddressWithAUnicastReply) {
   EXPECT_EQ(m->sender_ip, kOurIp);
   EXPECT_EQ(m->target_mac, kPeerMac);
   EXPECT_EQ(m->target_ip, kPeerIp);
-  EXPECT_EQ(
-      wire::MacAddr({(*reply)[0], (*reply)[1], (*reply)[2], (*reply)[3], (*reply)[4], (*reply)[5]}),
-      kPeerMac);
+  EXPECT_EQ(vocab::MacAddr(
+                {(*reply)[0], (*reply)[1], (*reply)[2], (*reply)[3], (*reply)[4], (*reply)[5]}),
+            kPeerMac);
   EXPECT_EQ(agent.requests_answered(), 1u);
   EXPECT_EQ(agent.lookup(kPeerIp), kPeerMac);  // learned from the request
 }

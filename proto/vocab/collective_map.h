@@ -17,9 +17,9 @@
 
 #include <cstdint>
 
-#include "datapath/engine/collective.h"
+#include "proto/vocab/collective.h"
 
-namespace epic::engine {
+namespace epic::vocab {
 
 struct CollectiveShape {
   CollectiveDescriptor desc;
@@ -57,4 +57,4 @@ struct CollectiveShape {
 
 CollectiveShape shape_of(const CollectiveDescriptor& d, uint16_t ranks, uint16_t pmtu);
 
-}  // namespace epic::engine
+}  // namespace epic::vocab

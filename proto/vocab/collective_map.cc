@@ -1,6 +1,6 @@
-#include "datapath/engine/collective_map.h"
+#include "proto/vocab/collective_map.h"
 
-namespace epic::engine {
+namespace epic::vocab {
 
 CollectiveShape shape_of(const CollectiveDescriptor& d, uint16_t ranks, uint16_t pmtu) {
   CollectiveShape s;
@@ -8,7 +8,7 @@ CollectiveShape shape_of(const CollectiveDescriptor& d, uint16_t ranks, uint16_t
   s.ranks = ranks;
   s.pmtu = pmtu;
   if (d.type == CollectiveType::kBarrier) return s;
-  s.chunk_bytes = static_cast<uint32_t>(uint64_t{d.count} * arith::wire_bytes(d.dtype));
+  s.chunk_bytes = static_cast<uint32_t>(uint64_t{d.count} * wire_bytes(d.dtype));
   s.chunk_packets = (s.chunk_bytes + pmtu - 1) / pmtu;
   s.n_data = s.chunked() ? s.chunk_packets * ranks : s.chunk_packets;
   return s;
@@ -143,4 +143,4 @@ uint16_t CollectiveShape::payload_len(uint32_t j) const {
   return static_cast<uint16_t>(rest < pmtu ? rest : pmtu);
 }
 
-}  // namespace epic::engine
+}  // namespace epic::vocab

@@ -1,11 +1,11 @@
-#include "datapath/wire/addr.h"
+#include "proto/vocab/addr.h"
 
 #include <arpa/inet.h>
 
 #include <cstdio>
 #include <cstring>
 
-namespace epic::wire {
+namespace epic::vocab {
 
 std::optional<MacAddr> parse_mac(std::string_view s) {
   MacAddr m{};
@@ -64,4 +64,31 @@ std::string format_ipv6(const Ipv6Addr& a) {
   return buf;
 }
 
-}  // namespace epic::wire
+std::string format_qpn(uint32_t qpn) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%06x", qpn);
+  return buf;
+}
+
+bool is_unicast_ipv4(uint32_t ipv4) {
+  const uint32_t first = ipv4 >> 24;
+  return ipv4 != 0 && ipv4 != 0xFFFFFFFFu && first != 127 && first < 224;
+}
+
+bool is_unicast_mac(const MacAddr& mac) {
+  bool zero = true;
+  for (uint8_t b : mac) zero = zero && b == 0;
+  return !zero && (mac[0] & 1) == 0;
+}
+
+Ipv6Addr ipv4_mapped_gid(uint32_t ipv4) {
+  Ipv6Addr g{};
+  g[10] = g[11] = 0xFF;
+  g[12] = static_cast<uint8_t>(ipv4 >> 24);
+  g[13] = static_cast<uint8_t>(ipv4 >> 16);
+  g[14] = static_cast<uint8_t>(ipv4 >> 8);
+  g[15] = static_cast<uint8_t>(ipv4);
+  return g;
+}
+
+}  // namespace epic::vocab

@@ -11,9 +11,9 @@
 #include <optional>
 #include <string_view>
 
-#include "datapath/arith/dtype.h"
+#include "proto/vocab/dtype.h"
 
-namespace epic::engine {
+namespace epic::vocab {
 
 enum class CollectiveType : uint8_t {
   kAllReduce = 1,
@@ -31,8 +31,8 @@ inline constexpr uint32_t kControlMagic = 0x31435045;  // "EPC1" little-endian
 
 struct CollectiveDescriptor {
   CollectiveType type = CollectiveType::kAllReduce;
-  arith::DType dtype = arith::DType::kInt32;
-  arith::ReduceOp op = arith::ReduceOp::kSum;
+  DType dtype = DType::kInt32;
+  ReduceOp op = ReduceOp::kSum;
   uint16_t root = 0;   // rank index (Reduce, Broadcast)
   uint32_t count = 0;  // elements per rank (AllReduce, Reduce, Broadcast)
   friend bool operator==(const CollectiveDescriptor&, const CollectiveDescriptor&) = default;
@@ -41,4 +41,4 @@ struct CollectiveDescriptor {
 void encode_control(const CollectiveDescriptor& d, uint8_t out[kControlPayloadBytes]);
 std::optional<CollectiveDescriptor> decode_control(const uint8_t* payload, size_t len);
 
-}  // namespace epic::engine
+}  // namespace epic::vocab

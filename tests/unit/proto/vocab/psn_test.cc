@@ -1,8 +1,8 @@
-#include "datapath/wire/psn.h"
+#include "proto/vocab/psn.h"
 
 #include <gtest/gtest.h>
 
-namespace epic::wire {
+namespace epic::vocab {
 namespace {
 
 TEST(Psn, AddWrapsAt24Bits) {
@@ -37,4 +37,4 @@ TEST(Psn, WindowMembershipAcrossTheWrap) {
 }
 
 }  // namespace
-}  // namespace epic::wire
+}  // namespace epic::vocab

@@ -1,8 +1,8 @@
-#include "datapath/engine/collective_map.h"
+#include "proto/vocab/collective_map.h"
 
 #include <gtest/gtest.h>
 
-namespace epic::engine {
+namespace epic::vocab {
 namespace {
 
 // For every primitive and rank: the k-th packet a rank sends/receives maps to a group
@@ -11,8 +11,8 @@ namespace {
 TEST(CollectiveMap, SendAndReceiveSequencesAreConsistentForEveryPrimitive) {
   for (int t = 1; t <= 6; ++t) {
     for (uint16_t ranks : {1, 2, 5}) {
-      CollectiveDescriptor d{static_cast<CollectiveType>(t), arith::DType::kFp32,
-                             arith::ReduceOp::kSum, static_cast<uint16_t>(ranks - 1), 300};
+      CollectiveDescriptor d{static_cast<CollectiveType>(t), vocab::DType::kFp32,
+                             vocab::ReduceOp::kSum, static_cast<uint16_t>(ranks - 1), 300};
       const CollectiveShape s = shape_of(d, ranks, 256);
       SCOPED_TRACE(std::string(to_string(d.type)) + " ranks " + std::to_string(ranks));
       for (uint16_t r = 0; r < ranks; ++r) {
@@ -49,8 +49,8 @@ TEST(CollectiveMap, SendAndReceiveSequencesAreConsistentForEveryPrimitive) {
 }
 
 TEST(CollectiveMap, PacketCountsAndLengths) {
-  const CollectiveDescriptor rs{CollectiveType::kReduceScatter, arith::DType::kBf16,
-                                arith::ReduceOp::kMax, 0,
+  const CollectiveDescriptor rs{CollectiveType::kReduceScatter, vocab::DType::kBf16,
+                                vocab::ReduceOp::kMax, 0,
                                 300};  // 600 bytes per chunk: 3 packets of 256, 256, 88
   const CollectiveShape s = shape_of(rs, 4, 256);
   EXPECT_EQ(s.chunk_packets, 3u);
@@ -61,14 +61,14 @@ TEST(CollectiveMap, PacketCountsAndLengths) {
   EXPECT_TRUE(s.multi_source());
   EXPECT_EQ(shape_of({CollectiveType::kBarrier}, 4, 256).n_data, 0u);
   const CollectiveShape ag = shape_of(
-      {CollectiveType::kAllGather, arith::DType::kInt32, arith::ReduceOp::kSum, 0, 64}, 3, 256);
+      {CollectiveType::kAllGather, vocab::DType::kInt32, vocab::ReduceOp::kSum, 0, 64}, 3, 256);
   EXPECT_FALSE(ag.multi_source());
   EXPECT_EQ(ag.recv_count(1), 2u);  // chunks 0 and 2
   EXPECT_EQ(ag.recv_item(1, 1), 2u);
 }
 
 TEST(CollectiveMap, ControlMessageRoundTripsAndRejectsGarbage) {
-  const CollectiveDescriptor d{CollectiveType::kReduce, arith::DType::kFp16, arith::ReduceOp::kMin,
+  const CollectiveDescriptor d{CollectiveType::kReduce, vocab::DType::kFp16, vocab::ReduceOp::kMin,
                                7, 123456};
   uint8_t buf[kControlPayloadBytes];
   encode_control(d, buf);
@@ -82,4 +82,4 @@ TEST(CollectiveMap, ControlMessageRoundTripsAndRejectsGarbage) {
 }
 
 }  // namespace
-}  // namespace epic::engine
+}  // namespace epic::vocab

@@ -1,8 +1,8 @@
-#include "datapath/arith/dtype.h"
+#include "proto/vocab/dtype.h"
 
 #include <array>
 
-namespace epic::arith {
+namespace epic::vocab {
 namespace {
 
 constexpr std::array<std::string_view, kNumDTypes> kDTypeNames = {"int32", "fp32", "fp16", "bf16"};
@@ -32,4 +32,4 @@ std::optional<ReduceOp> parse_reduce_op(std::string_view name) {
   return std::nullopt;
 }
 
-}  // namespace epic::arith
+}  // namespace epic::vocab

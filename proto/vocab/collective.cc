@@ -1,8 +1,8 @@
-#include "datapath/engine/collective.h"
+#include "proto/vocab/collective.h"
 
 #include <cstring>
 
-namespace epic::engine {
+namespace epic::vocab {
 
 std::string_view to_string(CollectiveType t) {
   switch (t) {
@@ -37,9 +37,9 @@ std::optional<CollectiveDescriptor> decode_control(const uint8_t* p, size_t len)
   uint32_t magic;
   std::memcpy(&magic, p, 4);
   if (magic != kControlMagic) return std::nullopt;
-  // Codes come from the network: arith validates its own, we validate the collective type.
-  const auto dtype = arith::dtype_from_code(p[5]);
-  const auto op = arith::reduce_op_from_code(p[6]);
+  // Codes come from the network: every one is validated before it becomes an enum.
+  const auto dtype = dtype_from_code(p[5]);
+  const auto op = reduce_op_from_code(p[6]);
   if (p[4] < static_cast<uint8_t>(CollectiveType::kAllReduce) ||
       p[4] > static_cast<uint8_t>(CollectiveType::kAllGather) || !dtype || !op) {
     return std::nullopt;
@@ -53,4 +53,4 @@ std::optional<CollectiveDescriptor> decode_control(const uint8_t* p, size_t len)
   return d;
 }
 
-}  // namespace epic::engine
+}  // namespace epic::vocab

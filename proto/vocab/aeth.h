@@ -1,13 +1,16 @@
 // AETH syndrome encoding (IBA 9.7.5.1.1): bits 7:5 say ACK / RNR NAK / NAK,
-// bits 4:0 carry the credit count, the RNR timer code or the NAK code.
+// bits 4:0 carry the credit count, the RNR timer code or the NAK code. The one
+// definition for every process: the switch's ACK reflection (datapath/engine)
+// and the rank's RC endpoint (host/transport/soft) alike.
 #pragma once
 
 #include <cstdint>
 
-namespace epic::soft::aeth {
+namespace epic::vocab::aeth {
 
 inline constexpr uint8_t kAckUnlimitedCredits = 0x1F;  // ACK, "credits invalid"
 inline constexpr uint8_t kRnrNak = 0x20;               // | 5-bit RNR timer code
+inline constexpr uint8_t kRnrTimerMask = 0x1F;
 inline constexpr uint8_t kNakPsnSequenceError = 0x60;
 inline constexpr uint8_t kNakInvalidRequest = 0x61;
 inline constexpr uint8_t kNakRemoteAccessError = 0x62;
@@ -22,7 +25,7 @@ inline constexpr uint64_t kRnrTimerNs[32] = {
     163'840'000, 245'760'000, 327'680'000, 491'520'000};
 
 enum class Kind : uint8_t { kAck, kRnrNak, kReserved, kNak };
-inline Kind kind(uint8_t syndrome) {
+constexpr Kind kind(uint8_t syndrome) {
   switch (syndrome >> 5) {
     case 0:
       return Kind::kAck;
@@ -35,4 +38,8 @@ inline Kind kind(uint8_t syndrome) {
   }
 }
 
-}  // namespace epic::soft::aeth
+constexpr uint8_t rnr_nak(uint8_t timer_code) {
+  return static_cast<uint8_t>(kRnrNak | (timer_code & kRnrTimerMask));
+}
+
+}  // namespace epic::vocab::aeth

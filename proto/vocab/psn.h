@@ -5,9 +5,10 @@
 
 #include <cstdint>
 
-namespace epic::wire {
+namespace epic::vocab {
 
 inline constexpr uint32_t kPsnMask = 0xFFFFFF;
+inline constexpr uint32_t kQpnMask = 0xFFFFFF;  // QPNs are 24-bit too (BTH DestQP)
 inline constexpr uint32_t kPsnHalf = 0x800000;
 
 constexpr uint32_t psn_add(uint32_t psn, int64_t n) {
@@ -31,4 +32,4 @@ constexpr bool psn_in_window(uint32_t psn, uint32_t start, uint32_t len) {
   return ((psn - start) & kPsnMask) < len;
 }
 
-}  // namespace epic::wire
+}  // namespace epic::vocab

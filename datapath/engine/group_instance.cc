@@ -1,0 +1,59 @@
+#include "datapath/engine/group_instance.h"
+
+#include <algorithm>
+
+#include "proto/vocab/limits.h"
+#include "proto/vocab/psn.h"
+
+namespace epic::engine {
+
+uint32_t history_records(uint32_t window) {
+  return static_cast<uint32_t>(std::min<uint64_t>(2 * uint64_t{window} + 2, kMaxHistory));
+}
+
+std::string check_group(const GroupConfig& config, const SlotRegion* slots) {
+  // 2*MW must divide 2^24 so that "PSN mod 2*MW" stays continuous across the PSN wrap.
+  if (!vocab::valid_window(config.window)) {
+    return "group window (MW) " + std::to_string(config.window) + " is not a power of two in 1.." +
+           std::to_string(vocab::kMaxWindow);
+  }
+  if (config.children.empty() || config.children.size() > kMaxChildren) {
+    return "a group needs 1.." + std::to_string(kMaxChildren) + " children at a switch, not " +
+           std::to_string(config.children.size());
+  }
+  if (config.num_ranks == 0) return "a group needs num_ranks >= 1";
+  for (const ChildLink& c : config.children) {
+    if (c.rank_count == 0 || uint32_t{c.first_rank} + c.rank_count > config.num_ranks ||
+        (c.is_rank && c.rank_count != 1)) {
+      return "child rank range outside the group";
+    }
+  }
+  if (slots == nullptr || slots->nslots != 2 * config.window || slots->pmtu != config.pmtu) {
+    return "slot region must hold 2*MW slots of the group's path MTU";
+  }
+  return "";
+}
+
+std::unique_ptr<GroupInstance> prepare_group(const GroupConfig& config, SlotRegion* slots,
+                                             std::string& error) {
+  error = check_group(config, slots);
+  if (!error.empty()) return nullptr;
+  auto g = std::make_unique<GroupInstance>();
+  g->config = config;
+  GroupState& st = g->state;
+  st.config = &g->config;
+  st.slots = slots;
+  st.history.resize(history_records(config.window));
+  const uint32_t start = config.initial_psn & vocab::kPsnMask;
+  const uint32_t before = vocab::psn_add(start, -1);
+  st.next_g_ctrl = start;
+  st.subtree_frontier = st.global_frontier = before;
+  for (size_t c = 0; c < config.children.size(); ++c) {
+    st.next_send_ctrl[c] = st.next_recv_ctrl[c] = start;
+    st.child_frontier[c] = st.acked_recv_psn[c] = st.acked_send_psn[c] = before;
+    st.max_send_psn[c] = before;
+  }
+  return g;
+}
+
+}  // namespace epic::engine

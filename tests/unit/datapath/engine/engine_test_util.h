@@ -1,0 +1,33 @@
+// A two-rank group at one switch for engine unit tests: rank r is child r on port r, behind
+// the switch's virtual endpoint (kSwitchIp, qp_base + r).
+#pragma once
+
+#include <cstdint>
+
+#include "datapath/engine/group.h"
+
+namespace epic::engine::testing {
+
+inline const vocab::MacAddr kSwitchMac{2, 0xEE, 0, 0, 0, 1};
+inline constexpr uint32_t kSwitchIp = 0x0AC80001;
+
+inline GroupConfig two_rank_group(uint32_t id, uint32_t qp_base, uint32_t window = 4) {
+  GroupConfig cfg;
+  cfg.group_id = id;
+  cfg.num_ranks = 2;
+  cfg.window = window;
+  cfg.pmtu = 256;
+  cfg.initial_psn = 100;
+  for (uint16_t r = 0; r < 2; ++r) {
+    ChildLink l;
+    l.local = {kSwitchMac, kSwitchIp, qp_base + r};
+    l.remote = {{2, 0xAA, 0, 0, 0, static_cast<uint8_t>(r)}, 0x0A640000u + r, 0x100u + r};
+    l.port = r;
+    l.is_rank = true;
+    l.first_rank = r;
+    cfg.children.push_back(l);
+  }
+  return cfg;
+}
+
+}  // namespace epic::engine::testing
