@@ -4,7 +4,8 @@
 # Installs what it needs (deploy/install.sh), builds the CI configuration —
 # clang, -Werror, ASan+UBSan, libFuzzer — in build/ci, checks that gcc builds the
 # tree warning-free too (its Release inc-rank is what the lab's qemu guests run),
-# and runs ctest. Exit status is ctest's.
+# builds the tsan label's test programs with ThreadSanitizer (build/ci-tsan, only
+# those targets), and runs ctest. Exit status is ctest's.
 # Environment: EPIC_TEST_BUILD (build dir), EPIC_FUZZ_SECONDS (random fuzz run, default 60).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,13 +18,21 @@ JOBS=$(nproc)
 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
   -DEPIC_WERROR=ON -DEPIC_SANITIZE=address,undefined -DEPIC_FUZZ=ON \
-  -DEPIC_FUZZ_SECONDS="${EPIC_FUZZ_SECONDS:-60}" -DEPIC_LAB_RANK_BUILD="$BUILD-gcc"
+  -DEPIC_FUZZ_SECONDS="${EPIC_FUZZ_SECONDS:-60}" -DEPIC_LAB_RANK_BUILD="$BUILD-gcc" \
+  -DEPIC_TSAN_BUILD="$BUILD-tsan"
 cmake --build "$BUILD" -j"$JOBS"
 
 # The second compiler only has to build cleanly; its tests would repeat the ones below.
 cmake -S "$ROOT" -B "$BUILD-gcc" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++ -DEPIC_WERROR=ON >/dev/null
 cmake --build "$BUILD-gcc" -j"$JOBS"
+
+# ThreadSanitizer: only the programs of the tsan label (tests/tsan/CMakeLists.txt).
+cmake -S "$ROOT" -B "$BUILD-tsan" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DEPIC_WERROR=ON \
+  -DEPIC_SANITIZE=thread >/dev/null
+cmake --build "$BUILD-tsan" -j"$JOBS" --target engine_unit_tests agent_unit_tests \
+  incd_config_tests fallback_unit_tests
 
 cd "$BUILD"
 exec ctest --output-on-failure -j"$JOBS" "$@"

@@ -29,6 +29,7 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <infiniband/verbs.h>
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -41,8 +42,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <infiniband/verbs.h>
-
 #define GUARD 64u
 #define GUARD_BYTE 0xEEu
 #define MAX_OFFSET 4096u
@@ -51,7 +50,7 @@
 static int verbose;
 static int timeout_s = 60;
 
-static void die(const char *fmt, ...) {
+static void die(const char* fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   fprintf(stderr, "rxe_xfer: FATAL: ");
@@ -76,20 +75,20 @@ static uint8_t pat_byte(unsigned seed, size_t i) {
 // ---------------------------------------------------------------------------------------------
 // TCP (every wait bounded by timeout_s)
 
-static void wait_fd(int fd, short ev, const char *what) {
+static void wait_fd(int fd, short ev, const char* what) {
   struct pollfd pfd = {.fd = fd, .events = ev};
   int r = poll(&pfd, 1, timeout_s * 1000);
   if (r < 0) die("poll (%s): %s", what, strerror(errno));
   if (r == 0) die("timed out after %d s waiting for %s", timeout_s, what);
 }
 
-static void send_msg(int fd, const char *fmt, ...) {
+static void send_msg(int fd, const char* fmt, ...) {
   char out[MSG_LEN] = {0};
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(out, sizeof out, fmt, ap);
   va_end(ap);
-  const char *p = out;
+  const char* p = out;
   size_t n = sizeof out;
   while (n > 0) {
     ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
@@ -100,8 +99,8 @@ static void send_msg(int fd, const char *fmt, ...) {
   }
 }
 
-static void recv_msg(int fd, char *in, const char *what) {
-  char *p = in;
+static void recv_msg(int fd, char* in, const char* what) {
+  char* p = in;
   size_t n = MSG_LEN;
   while (n > 0) {
     wait_fd(fd, POLLIN, what);
@@ -115,13 +114,15 @@ static void recv_msg(int fd, char *in, const char *what) {
   in[MSG_LEN - 1] = 0;
 }
 
-static int tcp_accept(const char *port) {
+static int tcp_accept(const char* port) {
   int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
   if (fd < 0) die("socket: %s", strerror(errno));
-  struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_ANY),
+  struct sockaddr_in a = {.sin_family = AF_INET,
+                          .sin_addr.s_addr = htonl(INADDR_ANY),
                           .sin_port = htons((uint16_t)atoi(port))};
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  if (bind(fd, (struct sockaddr *)&a, sizeof a) < 0) die("bind TCP port %s: %s", port, strerror(errno));
+  if (bind(fd, (struct sockaddr*)&a, sizeof a) < 0)
+    die("bind TCP port %s: %s", port, strerror(errno));
   if (listen(fd, 1) < 0) die("listen: %s", strerror(errno));
   printf("rxe_xfer: waiting for the controller on TCP port %s\n", port);
   fflush(stdout);
@@ -136,31 +137,36 @@ static int tcp_accept(const char *port) {
 // verbs
 
 struct ctx {
-  struct ibv_context *dev;
-  struct ibv_pd *pd;
-  struct ibv_mr *mr;
+  struct ibv_context* dev;
+  struct ibv_pd* pd;
+  struct ibv_mr* mr;
   struct ibv_cq *scq, *rcq;
-  struct ibv_qp *qp;
-  uint8_t *buf;  // window [0,R) | receive area [R,2R) | send source [2R,3R)
+  struct ibv_qp* qp;
+  uint8_t* buf;  // window [0,R) | receive area [R,2R) | send source [2R,3R)
   size_t win;
   int port, gidx, mtu, qp_timeout;
 };
 
 static enum ibv_mtu mtu_enum(int mtu) {
   switch (mtu) {
-    case 256: return IBV_MTU_256;
-    case 512: return IBV_MTU_512;
-    case 2048: return IBV_MTU_2048;
-    case 4096: return IBV_MTU_4096;
-    default: return IBV_MTU_1024;
+    case 256:
+      return IBV_MTU_256;
+    case 512:
+      return IBV_MTU_512;
+    case 2048:
+      return IBV_MTU_2048;
+    case 4096:
+      return IBV_MTU_4096;
+    default:
+      return IBV_MTU_1024;
   }
 }
 
-static void ctx_open(struct ctx *c, const char *devname, size_t max_size) {
+static void ctx_open(struct ctx* c, const char* devname, size_t max_size) {
   int n = 0;
-  struct ibv_device **list = ibv_get_device_list(&n);
+  struct ibv_device** list = ibv_get_device_list(&n);
   if (!list || n == 0) die("no RDMA device (is rdma_rxe loaded and 'rdma link add' done?)");
-  struct ibv_device *d = NULL;
+  struct ibv_device* d = NULL;
   for (int i = 0; i < n; i++)
     if (!devname || strcmp(ibv_get_device_name(list[i]), devname) == 0) {
       d = list[i];
@@ -176,7 +182,7 @@ static void ctx_open(struct ctx *c, const char *devname, size_t max_size) {
   c->pd = ibv_alloc_pd(c->dev);
   if (!c->pd) die("ibv_alloc_pd: %s", strerror(errno));
   c->win = (max_size + MAX_OFFSET + GUARD + 4095) / 4096 * 4096;
-  if (posix_memalign((void **)&c->buf, 4096, 3 * c->win)) die("posix_memalign failed");
+  if (posix_memalign((void**)&c->buf, 4096, 3 * c->win)) die("posix_memalign failed");
   memset(c->buf, GUARD_BYTE, 3 * c->win);
   c->mr = ibv_reg_mr(c->pd, c->buf, 3 * c->win, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
   if (!c->mr) die("ibv_reg_mr: %s", strerror(errno));
@@ -196,11 +202,13 @@ static void ctx_open(struct ctx *c, const char *devname, size_t max_size) {
       .port_num = (uint8_t)c->port,
       .qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE,
   };
-  int r = ibv_modify_qp(c->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+  int r = ibv_modify_qp(c->qp, &a,
+                        IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
   if (r) die("ibv_modify_qp -> INIT: %s", strerror(r));
 }
 
-static void ctx_connect(struct ctx *c, uint32_t my_psn, uint32_t qpn, uint32_t psn, const union ibv_gid *gid) {
+static void ctx_connect(struct ctx* c, uint32_t my_psn, uint32_t qpn, uint32_t psn,
+                        const union ibv_gid* gid) {
   struct ibv_qp_attr a = {
       .qp_state = IBV_QPS_RTR,
       .path_mtu = mtu_enum(c->mtu),
@@ -213,8 +221,8 @@ static void ctx_connect(struct ctx *c, uint32_t my_psn, uint32_t qpn, uint32_t p
                   .port_num = (uint8_t)c->port},
   };
   int r = ibv_modify_qp(c->qp, &a,
-                        IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-                            IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+                        IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+                            IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
   if (r) die("ibv_modify_qp -> RTR: %s", strerror(r));
   memset(&a, 0, sizeof a);
   a.qp_state = IBV_QPS_RTS;
@@ -224,20 +232,21 @@ static void ctx_connect(struct ctx *c, uint32_t my_psn, uint32_t qpn, uint32_t p
   a.sq_psn = my_psn;
   a.max_rd_atomic = 1;
   r = ibv_modify_qp(c->qp, &a,
-                    IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-                        IBV_QP_MAX_QP_RD_ATOMIC);
+                    IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+                        IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
   if (r) die("ibv_modify_qp -> RTS: %s", strerror(r));
 }
 
-static void post_recv(struct ctx *c, unsigned id) {
-  struct ibv_sge sge = {.addr = (uintptr_t)(c->buf + c->win), .length = (uint32_t)c->win, .lkey = c->mr->lkey};
+static void post_recv(struct ctx* c, unsigned id) {
+  struct ibv_sge sge = {
+      .addr = (uintptr_t)(c->buf + c->win), .length = (uint32_t)c->win, .lkey = c->mr->lkey};
   struct ibv_recv_wr wr = {.wr_id = id, .sg_list = &sge, .num_sge = 1}, *bad;
   int r = ibv_post_recv(c->qp, &wr, &bad);
   if (r) die("ibv_post_recv: %s", strerror(r));
 }
 
 // one completion within timeout_s: 0 and *why set on failure
-static int poll_one(struct ibv_cq *cq, struct ibv_wc *wc, char *why, size_t n, const char *what) {
+static int poll_one(struct ibv_cq* cq, struct ibv_wc* wc, char* why, size_t n, const char* what) {
   double deadline = now_s() + timeout_s;
   for (;;) {
     int r = ibv_poll_cq(cq, 1, wc);
@@ -257,21 +266,23 @@ static int poll_one(struct ibv_cq *cq, struct ibv_wc *wc, char *why, size_t n, c
   }
 }
 
-static int check_bytes(const uint8_t *p, uint32_t size, unsigned seed, char *why, size_t n) {
+static int check_bytes(const uint8_t* p, uint32_t size, unsigned seed, char* why, size_t n) {
   for (size_t i = 0; i < size; i++)
     if (p[i] != pat_byte(seed, i)) {
-      snprintf(why, n, "byte %zu of %u is 0x%02x, expected 0x%02x", i, size, p[i], pat_byte(seed, i));
+      snprintf(why, n, "byte %zu of %u is 0x%02x, expected 0x%02x", i, size, p[i],
+               pat_byte(seed, i));
       return 0;
     }
   for (size_t i = size; i < size + GUARD; i++)
     if (p[i] != GUARD_BYTE) {
-      snprintf(why, n, "byte %zu after the %u-byte message was overwritten (0x%02x)", i, size, p[i]);
+      snprintf(why, n, "byte %zu after the %u-byte message was overwritten (0x%02x)", i, size,
+               p[i]);
       return 0;
     }
   return 1;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   const char *devname = NULL, *port = "18516";
   long psn = 0x654321;
   size_t max_size = 1u << 20;
@@ -280,32 +291,57 @@ int main(int argc, char **argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   while ((opt = getopt(argc, argv, "d:i:g:p:t:M:m:P:T:vh")) != -1) {
     switch (opt) {
-      case 'd': devname = optarg; break;
-      case 'i': c.port = atoi(optarg); break;
-      case 'g': c.gidx = atoi(optarg); break;
-      case 'p': port = optarg; break;
-      case 't': timeout_s = atoi(optarg); break;
-      case 'M': max_size = strtoul(optarg, NULL, 0); break;
-      case 'm': c.mtu = atoi(optarg); break;
-      case 'P': psn = strtol(optarg, NULL, 0) & 0xffffff; break;
-      case 'T': c.qp_timeout = atoi(optarg); break;
-      case 'v': verbose = 1; break;
+      case 'd':
+        devname = optarg;
+        break;
+      case 'i':
+        c.port = atoi(optarg);
+        break;
+      case 'g':
+        c.gidx = atoi(optarg);
+        break;
+      case 'p':
+        port = optarg;
+        break;
+      case 't':
+        timeout_s = atoi(optarg);
+        break;
+      case 'M':
+        max_size = strtoul(optarg, NULL, 0);
+        break;
+      case 'm':
+        c.mtu = atoi(optarg);
+        break;
+      case 'P':
+        psn = strtol(optarg, NULL, 0) & 0xffffff;
+        break;
+      case 'T':
+        c.qp_timeout = atoi(optarg);
+        break;
+      case 'v':
+        verbose = 1;
+        break;
       default:
-        fprintf(stderr, "usage: %s [-d dev] [-i port] [-g gid_index] [-p tcp_port] [-t sec] [-M max_size] [-m mtu] "
-                        "[-P psn] [-T qp_timeout] [-v]\n", argv[0]);
+        fprintf(stderr,
+                "usage: %s [-d dev] [-i port] [-g gid_index] [-p tcp_port] [-t sec] [-M max_size] "
+                "[-m mtu] "
+                "[-P psn] [-T qp_timeout] [-v]\n",
+                argv[0]);
         return 2;
     }
   }
   ctx_open(&c, devname, max_size);
   union ibv_gid gid;
-  if (ibv_query_gid(c.dev, (uint8_t)c.port, c.gidx, &gid)) die("ibv_query_gid index %d: %s", c.gidx, strerror(errno));
+  if (ibv_query_gid(c.dev, (uint8_t)c.port, c.gidx, &gid))
+    die("ibv_query_gid index %d: %s", c.gidx, strerror(errno));
 
   int fd = tcp_accept(port);
   char in[MSG_LEN], pgid[33] = {0}, g[33];
   unsigned pqpn, ppsn, prkey;
   uint64_t pva, plen;
   recv_msg(fd, in, "the controller's parameters");
-  if (sscanf(in, "EPICXFER1 %x %x %x %" SCNx64 " %" SCNx64 " %32s", &pqpn, &ppsn, &prkey, &pva, &plen, pgid) != 6 ||
+  if (sscanf(in, "EPICXFER1 %x %x %x %" SCNx64 " %" SCNx64 " %32s", &pqpn, &ppsn, &prkey, &pva,
+             &plen, pgid) != 6 ||
       strlen(pgid) != 32)
     die("bad parameter message: '%s'", in);
   union ibv_gid peer_gid;
@@ -316,9 +352,10 @@ int main(int argc, char **argv) {
   }
   for (int i = 0; i < 16; i++) sprintf(g + 2 * i, "%02x", gid.raw[i]);
   ctx_connect(&c, (uint32_t)psn, pqpn, ppsn, &peer_gid);
-  send_msg(fd, "EPICXFER1 %06x %06x %08x %016" PRIx64 " %016" PRIx64 " %s", c.qp->qp_num, (unsigned)psn,
-           c.mr->rkey, (uint64_t)(uintptr_t)c.buf, (uint64_t)c.win, g);
-  printf("rxe_xfer: local qpn 0x%06x psn 0x%06lx; controller qpn 0x%06x psn 0x%06x window %" PRIu64 " bytes\n",
+  send_msg(fd, "EPICXFER1 %06x %06x %08x %016" PRIx64 " %016" PRIx64 " %s", c.qp->qp_num,
+           (unsigned)psn, c.mr->rkey, (uint64_t)(uintptr_t)c.buf, (uint64_t)c.win, g);
+  printf("rxe_xfer: local qpn 0x%06x psn 0x%06lx; controller qpn 0x%06x psn 0x%06x window %" PRIu64
+         " bytes\n",
          c.qp->qp_num, psn, pqpn, ppsn, plen);
 
   int steps = 0, failures = 0;
@@ -332,7 +369,8 @@ int main(int argc, char **argv) {
     }
     unsigned id, size, seed, imm, off, late_ms;
     char op[16], dir[8], why[200] = "";
-    if (sscanf(in, "STEP %u %15s %7s %u %u %x %u %u", &id, op, dir, &size, &seed, &imm, &off, &late_ms) != 8)
+    if (sscanf(in, "STEP %u %15s %7s %u %u %x %u %u", &id, op, dir, &size, &seed, &imm, &off,
+               &late_ms) != 8)
       die("bad message from the controller: '%s'", in);
     int is_write = strncmp(op, "WRITE", 5) == 0, has_imm = strstr(op, "_IMM") != NULL;
     int to_us = strcmp(dir, "c2a") == 0;
@@ -342,7 +380,7 @@ int main(int argc, char **argv) {
       snprintf(why, sizeof why, "%u bytes at offset %u do not fit the window", size, off);
     struct ibv_wc wc;
     if (!why[0] && to_us) {
-      uint8_t *dst = is_write ? c.buf + off : c.buf + c.win;
+      uint8_t* dst = is_write ? c.buf + off : c.buf + c.win;
       memset(dst, GUARD_BYTE, size + GUARD);
       int wants_recv = !is_write || has_imm;
       if (wants_recv && late_ms == 0) post_recv(&c, id);
@@ -371,11 +409,14 @@ int main(int argc, char **argv) {
       }
       if (!why[0]) check_bytes(dst, size, seed, why, sizeof why);
     } else if (!why[0]) {
-      uint8_t *src = c.buf + 2 * c.win;
+      uint8_t* src = c.buf + 2 * c.win;
       for (size_t i = 0; i < size; i++) src[i] = pat_byte(seed, i);
       struct ibv_sge sge = {.addr = (uintptr_t)src, .length = size, .lkey = c.mr->lkey};
-      struct ibv_send_wr wr = {.wr_id = id, .sg_list = size ? &sge : NULL, .num_sge = size ? 1 : 0,
-                               .send_flags = IBV_SEND_SIGNALED}, *bad;
+      struct ibv_send_wr wr = {.wr_id = id,
+                               .sg_list = size ? &sge : NULL,
+                               .num_sge = size ? 1 : 0,
+                               .send_flags = IBV_SEND_SIGNALED},
+                         *bad;
       wr.opcode = is_write ? (has_imm ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE)
                            : (has_imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND);
       if (has_imm) wr.imm_data = htonl(imm);
@@ -387,19 +428,22 @@ int main(int argc, char **argv) {
       if (r) die("ibv_post_send: %s", strerror(r));
       if (poll_one(c.scq, &wc, why, sizeof why, "send")) {
         enum ibv_wc_opcode wop = is_write ? IBV_WC_RDMA_WRITE : IBV_WC_SEND;
-        if (wc.opcode != wop) snprintf(why, sizeof why, "send completion opcode %d, expected %d", wc.opcode, wop);
+        if (wc.opcode != wop)
+          snprintf(why, sizeof why, "send completion opcode %d, expected %d", wc.opcode, wop);
       }
     }
     if (why[0]) failures++;
     if (verbose || why[0])
-      printf("rxe_xfer: step %u %s %s %u: %s%s%s\n", id, op, dir, size, why[0] ? "FAIL" : "PASS", why[0] ? ": " : "",
-             why);
-    if (why[0]) send_msg(fd, "RESULT %u FAIL %s", id, why);
-    else send_msg(fd, "RESULT %u PASS", id);
+      printf("rxe_xfer: step %u %s %s %u: %s%s%s\n", id, op, dir, size, why[0] ? "FAIL" : "PASS",
+             why[0] ? ": " : "", why);
+    if (why[0])
+      send_msg(fd, "RESULT %u FAIL %s", id, why);
+    else
+      send_msg(fd, "RESULT %u PASS", id);
   }
   close(fd);
-  printf("RXE_XFER %s steps=%d failures=%d bytes=%" PRIu64 " time=%.2fs\n", failures ? "FAIL" : "PASS", steps,
-         failures, bytes, now_s() - t0);
+  printf("RXE_XFER %s steps=%d failures=%d bytes=%" PRIu64 " time=%.2fs\n",
+         failures ? "FAIL" : "PASS", steps, failures, bytes, now_s() - t0);
   ibv_destroy_qp(c.qp);
   ibv_destroy_cq(c.scq);
   ibv_destroy_cq(c.rcq);
