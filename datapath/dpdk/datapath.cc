@@ -152,6 +152,7 @@ std::string Datapath::build_snapshot(const std::vector<e::GroupConfig>& groups,
         }
       }
     }
+    if (std::string e = e::check_config(g); !e.empty()) return who + e;
     if (!entry.slots) {
       try {
         entry.slots = std::make_shared<e::SlotRegion>(g.window, g.pmtu);

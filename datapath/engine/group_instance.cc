@@ -11,7 +11,7 @@ uint32_t history_records(uint32_t window) {
   return static_cast<uint32_t>(std::min<uint64_t>(2 * uint64_t{window} + 2, kMaxHistory));
 }
 
-std::string check_group(const GroupConfig& config, const SlotRegion* slots) {
+std::string check_config(const GroupConfig& config) {
   // 2*MW must divide 2^24 so that "PSN mod 2*MW" stays continuous across the PSN wrap.
   if (!vocab::valid_window(config.window)) {
     return "group window (MW) " + std::to_string(config.window) + " is not a power of two in 1.." +
@@ -28,6 +28,15 @@ std::string check_group(const GroupConfig& config, const SlotRegion* slots) {
       return "child rank range outside the group";
     }
   }
+  if (!vocab::valid_pmtu(config.pmtu)) {
+    return "path MTU " + std::to_string(config.pmtu) + " is not one of " +
+           std::string(vocab::kPmtuChoices);
+  }
+  return "";
+}
+
+std::string check_group(const GroupConfig& config, const SlotRegion* slots) {
+  if (std::string e = check_config(config); !e.empty()) return e;
   if (slots == nullptr || slots->nslots != 2 * config.window || slots->pmtu != config.pmtu) {
     return "slot region must hold 2*MW slots of the group's path MTU";
   }

@@ -34,7 +34,10 @@ struct GroupInstance {
 inline constexpr uint32_t kMaxHistory = 4096;
 uint32_t history_records(uint32_t window);
 
-// What the engine requires of a group and its slot memory; "" when it is fine, else why not.
+// What the engine requires of a group's configuration (window, path MTU, children, ranks);
+// "" when it is fine, else why not. Check it before sizing the group's slot memory.
+std::string check_config(const GroupConfig& config);
+// check_config, and the slot memory: 2 * window slots of the group's path MTU.
 std::string check_group(const GroupConfig& config, const SlotRegion* slots);
 
 // check_group, then the instance with its initial state; nullptr and `error` when it fails.

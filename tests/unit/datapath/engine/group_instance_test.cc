@@ -46,6 +46,9 @@ TEST(GroupInstance, CheckGroupNamesWhatIsWrong) {
   g = group(1, 0x10);
   g.children[1].first_rank = 5;
   EXPECT_NE(check_group(g, &slots).find("rank range"), std::string::npos);
+  g = group(1, 0x10);
+  g.pmtu = 1500;  // checked before any slot memory is sized for it
+  EXPECT_NE(check_config(g).find("path MTU 1500"), std::string::npos);
   EXPECT_NE(check_group(group(1, 0x10, 8), &slots).find("slot region"), std::string::npos);
   EXPECT_NE(check_group(group(1, 0x10), nullptr).find("slot region"), std::string::npos);
 }
