@@ -13,7 +13,7 @@ PKGS=(
   build-essential cmake ninja-build pkg-config git clang clang-format clang-tidy libclang-rt-14-dev
   # test and benchmark frameworks
   libgtest-dev libgmock-dev libbenchmark-dev libgloo-dev
-  # chosen libraries (DEVELOPERS.md): DPDK, rdma-core, Boost.Asio, protobuf, gRPC
+  # chosen libraries (docs/dependencies.md): DPDK, rdma-core, Boost.Asio, protobuf, gRPC
   dpdk dpdk-dev libdpdk-dev libibverbs-dev rdma-core libboost-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   # incd: config (YAML onto protobuf), logging, CLI, Prometheus metrics (docs/dependencies.md)

@@ -1,4 +1,4 @@
-// inc-manager: the EPIC control plane's central controller (DESIGN.md §6, docs/manager.md).
+// inc-manager: the EPIC control plane's central controller (docs/design.md, docs/manager.md).
 // Serves the rank rendezvous (JoinGroup) and the operators' API to incctl, and the IncAgents'
 // streams; keeps its state in an embedded store under --state-dir; runs until SIGINT/SIGTERM.
 #include <spdlog/sinks/stdout_sinks.h>

@@ -1,6 +1,6 @@
 // Mode2Engine: EPIC Mode-II (connection translated) for one switch — the
 // IncEngine modules composed into the pipeline that takes a burst of frames
-// and emits frames (DESIGN.md §2, seeds/epic-spec.zh.txt, docs/mode2.md):
+// and emits frames (docs/design.md §2, seeds/epic-spec.zh.txt, docs/mode2.md):
 //
 //   LookupTable -> per-endpoint PSN translation (collective_map.h) ->
 //   CheckDuplicate -> AggregateData -> ReplicateData + TranslateHeader

@@ -1,5 +1,5 @@
 // SwitchPipeline: the per-frame decision of incd — a switch for everything
-// else, the engine for EPIC's traffic (DESIGN.md §4: "answer ARP for its own
+// else, the engine for EPIC's traffic (docs/design.md: "answer ARP for its own
 // INC addresses and forward ordinary traffic"):
 //
 //   runt / longer than the port's MTU allows        -> drop (counted by reason)

@@ -100,7 +100,7 @@ class Lab:
         sh("ip", "link", "add", a, "netns", ns_a, "type", "veth", "peer", "name", b, "netns", ns_b)
         for ns, dev in ((ns_a, a), (ns_b, b)):
             sh("ip", "-n", ns, "link", "set", dev, "up")
-            # veth TX leaves partial checksums that AF_PACKET forwarding breaks (shared/LAB.md)
+            # veth TX leaves partial checksums that AF_PACKET forwarding breaks (docs/incd.md, offloads on veth)
             sh("ip", "netns", "exec", ns, "ethtool", "-K", dev, "tx", "off", "tso", "off", "gso",
                "off", "gro", "off", check=False)
         return a, b

@@ -4,7 +4,7 @@
 // RDMA device is present, soft otherwise; the choice is reported by
 // Transport::kind()). The peer parameters are those every Mode-II rank needs:
 // the switch's INC address and virtual QPN for this rank, the group's initial
-// PSN, path MTU and window (DESIGN.md §4; docs/libinc.md).
+// PSN, path MTU and window (docs/design.md; docs/libinc.md).
 // Thread-safety: plain values and a factory.
 #pragma once
 

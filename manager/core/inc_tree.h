@@ -1,4 +1,4 @@
-// IncTree: a group's logical topology as the manager installs it (DESIGN.md §2, seed
+// IncTree: a group's logical topology as the manager installs it (docs/design.md, seed
 // "IncTree 抽象"): ranks are the leaves, switches the inner nodes, one switch the root. Per
 // switch it holds what that switch's context needs — its children (a rank NIC, or a lower
 // switch covering a contiguous range of ranks) and its parent edge — with both endpoints of

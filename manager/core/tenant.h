@@ -1,4 +1,4 @@
-// Tenant: who owns a group, and the Spatial Mux policy that applies to it (DESIGN.md §2, seed
+// Tenant: who owns a group, and the Spatial Mux policy that applies to it (docs/design.md, seed
 // "资源分配策略"): quotas (a cap on the slots a tenant may hold on any one switch and in all, on
 // its concurrent groups and on the size of one group) and static partitions (slots reserved
 // for the tenant on named switches, which no other tenant may use). An absent limit is no

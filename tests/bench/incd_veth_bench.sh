@@ -103,7 +103,7 @@ ip -n "$NS_R" link set "$IF_R" address "$MAC_R"
 for pair in "$NS_S:$IF_S" "$NS_W:$IF_WA" "$NS_W:$IF_WB" "$NS_R:$IF_R"; do
   ns=${pair%%:*} ifn=${pair#*:}
   ip -n "$ns" link set "$ifn" up
-  # veth TX leaves partial checksums, which a forwarded frame would carry (LAB.md)
+  # veth TX leaves partial checksums, which a forwarded frame would carry (docs/incd.md, offloads on veth)
   ip netns exec "$ns" ethtool -K "$ifn" tx off tso off gso off gro off >/dev/null 2>&1 || true
 done
 

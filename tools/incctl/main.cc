@@ -1,4 +1,4 @@
-// incctl: the operator's view of inc-manager (DESIGN.md §6, docs/incctl.md) — switches,
+// incctl: the operator's view of inc-manager (docs/design.md, docs/incctl.md) — switches,
 // groups, IncTrees, INC memory, tenants, topology, telemetry — as tables or --json, and the
 // few writes an operator needs (create-tenant, add-link, destroy).
 // Exit codes: 0 ok, 1 the manager refused the request, 2 the manager could not be reached,
