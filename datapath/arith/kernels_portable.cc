@@ -43,7 +43,7 @@ inline uint32_t widen_fp16(uint16_t h) {
   const uint32_t normal = (em << 13) + ((127 - 15) << 23);  // rebias the exponent
   // Zero or subnormal, em * 2^-24: read em as the mantissa of a number in
   // [2^-14, 2^-13) and subtract 2^-14 (exact, Sterbenz).
-  const uint32_t small =
+  const auto small =
       std::bit_cast<uint32_t>(std::bit_cast<float>((em << 13) + (113u << 23)) - 0x1p-14f);
   const uint32_t finite = sign | (em >= 0x0400 ? normal : small);
   const uint32_t special = em == 0x7C00 ? (sign | kInf32) : kCanonicalNanFp32;

@@ -41,9 +41,8 @@ Datapath::~Datapath() {
 }
 
 std::string Datapath::open_ports() {
-  const unsigned W = config_.workers;
-  for (size_t i = 0; i < config_.ports.size(); ++i) {
-    const PortOptions& po = config_.ports[i];
+  const unsigned workers = config_.workers;
+  for (const auto& po : config_.ports) {
     uint16_t id = 0;
     const std::string name = device_name(po.device);
     if (is_ring_device(po.device)) {
@@ -51,7 +50,7 @@ std::string Datapath::open_ports() {
       // is enqueued there) and "<name>_tx<q>" (what it sends), one pair per worker.
       const std::string base = po.device.substr(5);
       std::vector<rte_ring*> rx, tx;
-      for (unsigned q = 0; q < W; ++q) {
+      for (unsigned q = 0; q < workers; ++q) {
         for (auto [dir, vec] : {std::pair{"_rx", &rx}, {"_tx", &tx}}) {
           const std::string rn = base + dir + std::to_string(q);
           rte_ring* r = rte_ring_create(rn.c_str(), 16384, static_cast<int>(rte_socket_id()),
@@ -62,7 +61,8 @@ std::string Datapath::open_ports() {
           port_rings_.push_back(r);
         }
       }
-      const int rc = rte_eth_from_rings(base.c_str(), rx.data(), W, tx.data(), W, rte_socket_id());
+      const int rc =
+          rte_eth_from_rings(base.c_str(), rx.data(), workers, tx.data(), workers, rte_socket_id());
       if (rc < 0) return "port " + po.name + ": rte_eth_from_rings: " + rte_strerror(rte_errno);
       id = static_cast<uint16_t>(rc);
     } else if (rte_eth_dev_get_port_by_name(name.c_str(), &id) != 0) {
@@ -72,17 +72,18 @@ std::string Datapath::open_ports() {
     rte_eth_dev_info info{};
     if (int rc = rte_eth_dev_info_get(id, &info); rc != 0)
       return "port " + po.name + ": " + errno_text(rc);
-    if (info.max_rx_queues < W || info.max_tx_queues < W)
-      return "port " + po.name + ": " + std::to_string(W) + " workers need " + std::to_string(W) +
-             " RX and TX queues; the device has " + std::to_string(info.max_rx_queues) + "/" +
-             std::to_string(info.max_tx_queues) + " (af_packet: qpairs=)";
+    if (info.max_rx_queues < workers || info.max_tx_queues < workers)
+      return "port " + po.name + ": " + std::to_string(workers) + " workers need " +
+             std::to_string(workers) + " RX and TX queues; the device has " +
+             std::to_string(info.max_rx_queues) + "/" + std::to_string(info.max_tx_queues) +
+             " (af_packet: qpairs=)";
     rte_eth_conf conf{};
-    if (W > 1 && info.flow_type_rss_offloads != 0) {
+    if (workers > 1 && info.flow_type_rss_offloads != 0) {
       conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
       conf.rx_adv_conf.rss_conf.rss_hf = info.flow_type_rss_offloads & RTE_ETH_RSS_IP;
     }
-    if (int rc =
-            rte_eth_dev_configure(id, static_cast<uint16_t>(W), static_cast<uint16_t>(W), &conf);
+    if (int rc = rte_eth_dev_configure(id, static_cast<uint16_t>(workers),
+                                       static_cast<uint16_t>(workers), &conf);
         rc != 0)
       return "port " + po.name + ": configure: " + errno_text(rc);
     if (int rc = rte_eth_dev_set_mtu(id, po.mtu); rc != 0 && rc != -ENOTSUP)
@@ -90,7 +91,7 @@ std::string Datapath::open_ports() {
     uint16_t nrx = po.rx_descriptors, ntx = po.tx_descriptors;
     rte_eth_dev_adjust_nb_rx_tx_desc(id, &nrx, &ntx);
     const int socket = rte_eth_dev_socket_id(id) < 0 ? 0 : rte_eth_dev_socket_id(id);
-    for (unsigned q = 0; q < W; ++q) {
+    for (unsigned q = 0; q < workers; ++q) {
       if (int rc = rte_eth_rx_queue_setup(id, static_cast<uint16_t>(q), nrx,
                                           static_cast<unsigned>(socket), nullptr, pool_);
           rc != 0)

@@ -18,7 +18,7 @@ std::vector<std::string> eal_arguments(const EalOptions& o, const std::string& p
   const bool mapped = o.lcores.find_first_of("@(") != std::string::npos;
   std::vector<std::string> a{program, mapped ? "--lcores" : "-l", o.lcores};
   if (o.hugepages) {
-    a.push_back("--in-memory");
+    a.emplace_back("--in-memory");
   } else {
     a.insert(a.end(), {"--no-huge", "-m", std::to_string(o.memory_mb)});
   }
@@ -28,7 +28,7 @@ std::vector<std::string> eal_arguments(const EalOptions& o, const std::string& p
     }
     return false;
   }();
-  if (!any_pci) a.push_back("--no-pci");
+  if (!any_pci) a.emplace_back("--no-pci");
   a.insert(a.end(), {"--no-shconf", "--no-telemetry", "--file-prefix",
                      o.file_prefix.empty() ? "incd-" + std::to_string(::getpid()) : o.file_prefix,
                      "--log-level=lib.eal:" + o.log_level, "--log-level=" + o.log_level});
@@ -46,6 +46,7 @@ std::vector<std::string> eal_arguments(const EalOptions& o, const std::string& p
 std::string eal_init(const EalOptions& o) {
   std::vector<std::string> args = eal_arguments(o);
   std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
   for (auto& s : args) argv.push_back(s.data());
   argv.push_back(nullptr);
   if (rte_eal_init(static_cast<int>(args.size()), argv.data()) < 0) {

@@ -26,7 +26,7 @@ bool is_rnr(uint8_t s) { return aeth::kind(s) == aeth::Kind::kRnrNak; }
 void Mode2Engine::rank_ack(GroupState& g, int child, const w::PacketView& v, TxBatch& out) {
   ++counters_.acks_reflected;
   ++g.stats.acks_from_ranks;
-  const size_t c = static_cast<size_t>(child);
+  const auto c = static_cast<size_t>(child);
   const ChildLink& link = g.config->children[c];
   const uint8_t syndrome = v.aeth().syndrome;
   const bool nak = is_nak_seq(syndrome) || is_rnr(syndrome);
@@ -67,7 +67,7 @@ void Mode2Engine::rank_ack(GroupState& g, int child, const w::PacketView& v, TxB
 }
 
 uint32_t Mode2Engine::child_dest_frontier(const GroupState& g, int child) const {
-  const size_t c = static_cast<size_t>(child);
+  const auto c = static_cast<size_t>(child);
   if (!g.config->children[c].is_rank) return g.child_frontier[c];
   // Everything before the next result the rank has not acknowledged.
   const uint32_t next = vocab::psn_add(g.acked_recv_psn[c], 1);
@@ -110,7 +110,7 @@ void Mode2Engine::update_global_frontier(GroupState& g, uint32_t frontier, TxBat
   g.global_frontier = frontier;
   // RecycleBuffer: every receiver of these PSNs has acknowledged them.
   SlotRegion& region = *g.slots;
-  const uint32_t span = static_cast<uint32_t>(vocab::psn_diff(frontier, old));
+  const auto span = static_cast<uint32_t>(vocab::psn_diff(frontier, old));
   const uint32_t steps = span < region.nslots ? span : region.nslots;
   for (uint32_t k = 1; k <= steps; ++k) {
     Slot& s = region.meta[region.index(old + k)];
@@ -131,7 +131,7 @@ void Mode2Engine::update_global_frontier(GroupState& g, uint32_t frontier, TxBat
 }
 
 void Mode2Engine::ack_rank_uploads(GroupState& g, int child, bool force, TxBatch& out) {
-  const size_t c = static_cast<size_t>(child);
+  const auto c = static_cast<size_t>(child);
   const ChildLink& link = g.config->children[c];
   const uint16_t rank = link.first_rank;
   const Item own = locate_recv(g, child, g.acked_recv_psn[c]);

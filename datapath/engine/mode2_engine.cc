@@ -162,7 +162,7 @@ void Mode2Engine::dispatch(const w::ParseResult& r, TxBatch& out) {
       rank_ack(g, route->child, v, out);
     } else {
       ++counters_.frontier_from_child;
-      const size_t c = static_cast<size_t>(route->child);
+      const auto c = static_cast<size_t>(route->child);
       if (vocab::psn_gt(v.psn(), g.child_frontier[c])) {
         g.child_frontier[c] = v.psn();
         update_subtree_frontier(g, out);
@@ -217,7 +217,7 @@ Mode2Engine::Item Mode2Engine::locate_recv(const GroupState& g, int child, uint3
 Mode2Engine::Item Mode2Engine::locate_rank(const GroupState& g, int child, uint32_t psn,
                                            bool send) const {
   const uint16_t rank = g.config->children[static_cast<size_t>(child)].first_rank;
-  const size_t c = static_cast<size_t>(child);
+  const auto c = static_cast<size_t>(child);
   const auto start = [&](const CollectiveRecord& r) {
     return send ? r.send_ctrl[c] : r.recv_ctrl[c];
   };
@@ -287,7 +287,7 @@ int Mode2Engine::fan_in(const GroupState& g, const Item& it) const {
 
 void Mode2Engine::upward(GroupState& g, int child, const w::PacketView& v, TxBatch& out) {
   const GroupConfig& cfg = *g.config;
-  const size_t c = static_cast<size_t>(child);
+  const auto c = static_cast<size_t>(child);
   const uint32_t psn = v.psn();
   const bool control = is_control(v);
   Item it = locate_send(g, child, psn);

@@ -64,7 +64,7 @@ constexpr void add_send_write(std::array<OpcodeInfo, 256>& t, uint8_t base, Tran
       {op::kWriteOnlyImm, K::kWrite, P::kOnly, kExtReth | kExtImmDt},
   };
   for (int r = 0; r < 12; ++r) {
-    const uint8_t code = static_cast<uint8_t>(base + kRows[r].code);
+    const auto code = static_cast<uint8_t>(base + kRows[r].code);
     t[code] = make(code, prefix_names[r], tr, kRows[r].kind, kRows[r].pos, kRows[r].ext, true);
   }
 }
