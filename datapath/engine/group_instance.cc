@@ -60,7 +60,7 @@ std::unique_ptr<GroupInstance> prepare_group(const GroupConfig& config, SlotRegi
   for (size_t c = 0; c < config.children.size(); ++c) {
     st.next_send_ctrl[c] = st.next_recv_ctrl[c] = start;
     st.child_frontier[c] = st.acked_recv_psn[c] = st.acked_send_psn[c] = before;
-    st.max_send_psn[c] = before;
+    st.max_send_psn[c] = st.parked_psn[c] = before;
   }
   return g;
 }

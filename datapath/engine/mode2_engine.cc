@@ -27,8 +27,14 @@ uint32_t Mode2Engine::Item::gpsn() const {
 
 namespace {
 
-// RNR NAK, timer code 12 (0.64 ms, IBA table 45).
-constexpr uint8_t kRnrNakWhileWaiting = vocab::aeth::rnr_nak(12);
+// Parking a waiting rank: RNR NAK timer codes (IBA table 45) from 0.64 ms (12), one code longer
+// for every round the same oldest upload stays parked, up to 15.36 ms (21). A wait of T costs
+// about 9 + T / 15 ms rounds instead of T / 0.64 ms: each round is a chance for a loss that
+// spends one of the rank's transport retries, which only progress refills. The cap stays below
+// the shortest local ACK timeout ranks use (libinc's soft transport: 20 ms; verbs: 67 ms), so
+// a NIC never times out while it waits as told.
+constexpr uint8_t kParkTimerFirst = 12;
+constexpr uint8_t kParkTimerLast = 21;
 constexpr uint8_t kAck = vocab::aeth::kAckUnlimitedCredits;
 
 bool is_control(const w::PacketView& v) {
@@ -334,6 +340,9 @@ void Mode2Engine::upward(GroupState& g, int child, const w::PacketView& v, TxBat
     return;
   }
   const uint32_t gpsn = it.gpsn();
+  // A rank's upload at or below the newest one it has sent is a retransmission.
+  const bool resent = !vocab::psn_gt(psn, g.max_send_psn[c]);
+  if (cfg.children[c].is_rank && !resent) g.max_send_psn[c] = psn;
   // Every receiver has acknowledged this packet: the sender lost our ACK. Say it again.
   if (!vocab::psn_gt(gpsn, g.global_frontier)) {
     ++counters_.upward_done;
@@ -353,13 +362,11 @@ void Mode2Engine::upward(GroupState& g, int child, const w::PacketView& v, TxBat
     ++counters_.upward_accepted;
     ++g.stats.upward_accepted;
     const ChildLink& l = cfg.children[c];
-    if (l.is_rank) {
-      // A retransmission of the source's oldest upload means a receiver lost it. Forward it, and
-      // answer RNR NAK: the source resends after the RNR timer without spending its retry count
+    if (l.is_rank && resent) {
+      // A retransmission by the source means a receiver lost a packet. Forward it, and park the
+      // source with RNR NAK: it resends after the RNR timer without spending its retry count
       // on the receivers' losses.
-      if (!vocab::psn_gt(psn, g.max_send_psn[c]) && psn == vocab::psn_add(g.acked_send_psn[c], 1)) {
-        send_ack(g, l.local, l.remote, l.port, l.udp_src_port, psn, kRnrNakWhileWaiting, out);
-        ++counters_.rnr_naks_sent;
+      if (park_rank(g, child, psn, out)) {
         // The source may be waiting on a frontier report this switch sent up and lost:
         // repeat it, as the multi-source path does for a duplicate contribution.
         if (cfg.parent) {
@@ -368,7 +375,6 @@ void Mode2Engine::upward(GroupState& g, int child, const w::PacketView& v, TxBat
           ++counters_.frontiers_sent;
         }
       }
-      if (vocab::psn_gt(psn, g.max_send_psn[c])) g.max_send_psn[c] = psn;
     }
     if (cfg.parent) {
       send_up(g, gpsn, v.opcode(), 0, v.payload(), v.data_len(), out);
@@ -379,6 +385,31 @@ void Mode2Engine::upward(GroupState& g, int child, const w::PacketView& v, TxBat
     return;
   }
   aggregate(g, child, it, v, out);
+}
+
+// Parks a rank whose retransmitted upload waits on others: RNR NAK naming its oldest
+// unacknowledged upload, so its NIC waits the RNR timer and resends from there without spending
+// its transport retry count (which only progress refills). Answered for the retransmission of
+// that oldest upload and of the newest one it has sent, the two ends of its go-back-N burst:
+// on a lossy link one of them arrives in nearly every round even when the other is lost, so a
+// long wait (a late rank) does not turn losses into local ACK timeouts that each spend a retry.
+// Returns whether it answered.
+bool Mode2Engine::park_rank(GroupState& g, int child, uint32_t psn, TxBatch& out) {
+  const auto c = static_cast<size_t>(child);
+  const uint32_t oldest = vocab::psn_add(g.acked_send_psn[c], 1);
+  if (psn != oldest && psn != g.max_send_psn[c]) return false;
+  // Back-off: a round starts with the oldest upload's retransmission.
+  if (g.parked_psn[c] != oldest) {
+    g.parked_psn[c] = oldest;
+    g.park_rounds[c] = 0;
+  } else if (psn == oldest && g.park_rounds[c] < kParkTimerLast - kParkTimerFirst) {
+    ++g.park_rounds[c];
+  }
+  const auto code = static_cast<uint8_t>(kParkTimerFirst + g.park_rounds[c]);
+  const ChildLink& l = g.config->children[c];
+  send_ack(g, l.local, l.remote, l.port, l.udp_src_port, oldest, vocab::aeth::rnr_nak(code), out);
+  ++counters_.rnr_naks_sent;
+  return true;
 }
 
 void Mode2Engine::aggregate(GroupState& g, int child, const Item& it, const w::PacketView& v,
@@ -435,15 +466,10 @@ void Mode2Engine::aggregate(GroupState& g, int child, const Item& it, const w::P
       send_up(g, gpsn, s.opcode, s.immdt, region.result_of(i), s.payload_len, out);
       ++counters_.partials_resent_up;
     }
-    // A rank retransmits its oldest upload because others are slow (contributions missing, or
-    // the receivers have not acknowledged yet): answer "receiver not ready". The RNR NAK makes
-    // its NIC wait and retry without spending its retry count, so one slow rank or one lossy
-    // path does not make the others fail with retry-exceeded.
-    if (!result_for_child && l.is_rank &&
-        v.psn() == vocab::psn_add(g.acked_send_psn[static_cast<size_t>(child)], 1)) {
-      send_ack(g, l.local, l.remote, l.port, l.udp_src_port, v.psn(), kRnrNakWhileWaiting, out);
-      ++counters_.rnr_naks_sent;
-    }
+    // A rank retransmits because others are slow (contributions missing, or the receivers have
+    // not acknowledged yet): answer "receiver not ready", so one slow rank or one lossy path
+    // does not make the others fail with retry-exceeded.
+    if (!result_for_child && l.is_rank) park_rank(g, child, v.psn(), out);
     return;
   }
   if (v.opcode() != s.opcode || v.data_len() != s.payload_len) {

@@ -87,6 +87,7 @@ class Mode2Engine {
   int fan_in(const GroupState& g, const Item& it) const;
 
   void aggregate(GroupState& g, int child, const Item& it, const wire::PacketView& v, TxBatch& out);
+  bool park_rank(GroupState& g, int child, uint32_t psn, TxBatch& out);
   // To every child with a receiver of `it` (only_child -1: first time; -2: again), or to one.
   void replicate(GroupState& g, const Item& it, uint8_t opcode, uint32_t immdt,
                  const uint8_t* payload, uint16_t len, int only_child, TxBatch& out);

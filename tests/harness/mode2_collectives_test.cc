@@ -168,5 +168,38 @@ TEST(Mode2Barrier, BarriersInterleavedWithAllReduces) {
   ASSERT_TRUE(r.ok) << r.failure;
 }
 
+// A late rank under loss (integration.incd_single_switch's failure, reduced): one rank starts
+// every collective a virtual second after the others, who wait at the switch with their uploads
+// unacknowledged, retransmitting. Losses during that wait must not spend their transport retry
+// count (7, refilled only by progress): the switch parks them with RNR NAK whichever end of
+// their go-back-N burst arrives. Before that, a lost oldest upload meant a local ACK timeout
+// each, and a long enough wait failed every waiting rank with retry-exceeded.
+TEST(Mode2Waiting, LateRankUnderLossSpendsNoRetriesOfTheWaitingRanks) {
+  HarnessConfig cfg;
+  cfg.shape = {4};
+  cfg.faults = {0.01, 0, 0};
+  cfg.late_rank = 2;
+  cfg.late_ns = 1'000'000'000;
+  cfg.time_limit_ns = 60'000'000'000;
+  const std::vector<CollectiveDescriptor> ds = {
+      allreduce(DType::kInt32, ReduceOp::kSum, 600),
+      {CollectiveType::kReduce, DType::kBf16, ReduceOp::kMin, 2, 700},
+      {CollectiveType::kReduce, DType::kFp32, ReduceOp::kMax, 0, 300},
+      {CollectiveType::kBroadcast, DType::kInt32, ReduceOp::kSum, 2, 500},
+      {CollectiveType::kBroadcast, DType::kInt32, ReduceOp::kSum, 1, 500},
+      {CollectiveType::kReduceScatter, DType::kInt32, ReduceOp::kSum, 0, 90},
+      {CollectiveType::kAllGather, DType::kFp32, ReduceOp::kSum, 0, 90},
+      {CollectiveType::kBarrier, DType::kInt32, ReduceOp::kSum, 0, 0}};
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
+    cfg.seed = seed;
+    const Plan p = make_plan(ds, 4, seed);
+    const RunResult r = run(cfg, p.plan, p.inputs);
+    ASSERT_TRUE(r.ok) << "seed " << seed << ": " << r.failure;
+    // The waits were long: the late rank really was late every time.
+    EXPECT_GT(r.virtual_ns, ds.size() * cfg.late_ns);
+    EXPECT_GT(r.switches.rnr_naks_sent, 10 * ds.size());
+  }
+}
+
 }  // namespace
 }  // namespace epic::harness

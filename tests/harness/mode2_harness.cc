@@ -2,6 +2,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <queue>
 #include <random>
 #include <sstream>
@@ -48,6 +49,7 @@ struct Rank {
   std::unique_ptr<s::SoftQpEndpoint> endpoint;  // the runner's view of qp
   std::unique_ptr<host::CollectiveRunner> runner;
   std::vector<std::vector<uint8_t>> results;  // per collective: the receive buffer
+  std::optional<uint64_t> start_at;           // a late rank: when it starts its next collective
 };
 
 // A node is a switch (index < switches) or a rank; each has numbered ports.
@@ -199,6 +201,11 @@ RunResult run(const HarnessConfig& cfg, const std::vector<vocab::CollectiveDescr
     host::CollectiveRunner& runner = *rk.runner;
     const uint64_t k = runner.started();
     if (runner.error().empty() && runner.done() && k < plan.size()) {
+      if (static_cast<int>(r) == cfg.late_rank) {
+        if (!rk.start_at) rk.start_at = net.now_ + cfg.late_ns;
+        if (net.now_ < *rk.start_at) return;
+        rk.start_at.reset();
+      }
       rk.results[k].assign(
           host::recv_bytes(plan[k], static_cast<uint16_t>(r), static_cast<uint16_t>(R)), 0xEE);
       runner.start(plan[k], inputs[k][r], rk.results[k]);
@@ -236,6 +243,7 @@ RunResult run(const HarnessConfig& cfg, const std::vector<vocab::CollectiveDescr
     if (!net.queue_.empty()) next = net.queue_.top().t;
     for (auto& rk : net.ranks_) {
       if (auto d = rk->qp->next_deadline()) next = std::min(next, *d);
+      if (rk->start_at) next = std::min(next, *rk->start_at);
     }
     if (next == UINT64_MAX || next > cfg.time_limit_ns) break;
     net.now_ = std::max(net.now_, next);

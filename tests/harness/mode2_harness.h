@@ -36,6 +36,10 @@ struct HarnessConfig {
   Faults faults;
   uint64_t seed = 1;
   uint64_t time_limit_ns = 20'000'000'000;  // virtual time
+  // A late rank: it starts each collective late_ns after it could (it computes meanwhile), so
+  // the others wait for it at the switch.
+  int late_rank = -1;
+  uint64_t late_ns = 0;
 };
 
 struct RunResult {

@@ -110,7 +110,8 @@ void RcQp::handle_ack(const w::PacketView& pkt, uint64_t now_ns) {
         --retries_left_;
         rewind_to(psn);
         rewound_psn_ = psn;
-        retransmit_deadline_ = now_ns + config_.retransmit_timeout_ns;
+        // Waiting out an RNR NAK, nothing is sent: the resend after it arms the timer.
+        if (!rnr_deadline_) retransmit_deadline_ = now_ns + config_.retransmit_timeout_ns;
         fill_window(now_ns);
         return;
       }
@@ -199,9 +200,11 @@ void RcQp::on_timer(uint64_t now_ns) {
   if (state_ != QpState::kRts) return;
   if (rnr_deadline_ && now_ns >= *rnr_deadline_) {
     rnr_deadline_.reset();
+    retransmit_deadline_.reset();  // the resend arms it afresh
     fill_window(now_ns);
   }
-  if (retransmit_deadline_ && now_ns >= *retransmit_deadline_) {
+  // No local ACK timeout while the responder told us to wait (nothing of ours is in flight).
+  if (!rnr_deadline_ && retransmit_deadline_ && now_ns >= *retransmit_deadline_) {
     if (unacked_psn_ == max_sent_psn_) {
       retransmit_deadline_.reset();
       return;
@@ -221,8 +224,7 @@ void RcQp::on_timer(uint64_t now_ns) {
 
 std::optional<uint64_t> RcQp::next_deadline() const {
   if (state_ != QpState::kRts) return std::nullopt;
-  if (rnr_deadline_ && retransmit_deadline_) return std::min(*rnr_deadline_, *retransmit_deadline_);
-  if (rnr_deadline_) return rnr_deadline_;
+  if (rnr_deadline_) return rnr_deadline_;  // no local ACK timeout while waiting it out
   return retransmit_deadline_;
 }
 

@@ -3,8 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "datapath/engine/group.h"
+#include "datapath/wire/builder.h"
 
 namespace epic::engine::testing {
 
@@ -28,6 +30,24 @@ inline GroupConfig two_rank_group(uint32_t id, uint32_t qp_base, uint32_t window
     cfg.children.push_back(l);
   }
   return cfg;
+}
+
+// A RoCE frame from rank `from` to the switch's endpoint `dest_qp`.
+inline std::vector<uint8_t> frame(uint32_t dest_qp, uint8_t opcode, uint32_t psn,
+                                  std::vector<uint8_t> payload, uint32_t imm = 0,
+                                  uint8_t from = 0) {
+  auto b = wire::PacketBuilder()
+               .eth(kSwitchMac, {2, 0xAA, 0, 0, 0, from})
+               .ipv4(0x0A640000u + from, kSwitchIp);
+  b.bth(opcode, dest_qp, psn).immdt(imm).payload(payload);
+  return b.build();
+}
+
+// The control message announcing `d`.
+inline std::vector<uint8_t> control(const CollectiveDescriptor& d) {
+  std::vector<uint8_t> p(kControlPayloadBytes);
+  vocab::encode_control(d, p.data());
+  return p;
 }
 
 }  // namespace epic::engine::testing

@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "datapath/engine/mode2_engine.h"
-#include "datapath/wire/builder.h"
 #include "tests/unit/datapath/engine/engine_test_util.h"
 
 namespace epic::engine {
@@ -18,20 +17,10 @@ namespace w = epic::wire;
 using testing::kSwitchIp;
 using testing::kSwitchMac;
 
+using testing::control;
+using testing::frame;
+
 GroupConfig group(uint32_t qp_base) { return testing::two_rank_group(qp_base, qp_base); }
-
-std::vector<uint8_t> frame(uint32_t dest_qp, uint8_t opcode, uint32_t psn,
-                           std::vector<uint8_t> payload, uint32_t imm = 0) {
-  auto b = w::PacketBuilder().eth(kSwitchMac, {2, 0xAA, 0, 0, 0, 0}).ipv4(0x0A640000, kSwitchIp);
-  b.bth(opcode, dest_qp, psn).immdt(imm).payload(payload);
-  return b.build();
-}
-
-std::vector<uint8_t> control(const CollectiveDescriptor& d) {
-  std::vector<uint8_t> p(kControlPayloadBytes);
-  encode_control(d, p.data());
-  return p;
-}
 
 TEST(Mode2BadInput, EachReasonCountedAndOtherGroupsUntouched) {
   Mode2Engine engine;

@@ -168,6 +168,32 @@ TEST(RcRequester, RnrNakPausesThenResendsFromTheNakedPsn) {
   EXPECT_EQ(drain(*r.qp, want, 10'100), want);
 }
 
+// An RNR wait longer than the local ACK timeout (a Mode-II switch parks a waiting rank for up
+// to 15 ms; the timeout here is 1 us): neither the timer nor a NAK that arrives during the wait
+// spends the retry budget, and the resend after the wait arms the timer afresh.
+TEST(RcRequester, NoLocalAckTimeoutWhileWaitingOutAnRnrNak) {
+  Req r;  // timeout 1000 ns, retry_count 2
+  r.send(1, 4);
+  r.send(2, 4);
+  drain(*r.qp, {});
+  feed(*r.qp, ack(0xFFFFFE, vocab::aeth::kRnrNak | 1), 100);  // wait 10 us from t=100
+  feed(*r.qp, ack(0xFFFFFE, vocab::aeth::kNakPsnSequenceError), 200);
+  EXPECT_EQ(r.qp->next_deadline(), 10'100u);  // the RNR timer only
+  for (uint64_t t = 1'200; t < 10'100; t += 1'000) {
+    r.qp->on_timer(t);
+    EXPECT_TRUE(drain(*r.qp, {}, t).empty()) << t;
+  }
+  EXPECT_EQ(r.qp->counters().timeouts, 0u);
+  r.qp->on_timer(10'100);
+  const std::vector<Out> want = {{op::kSendOnly, 0xFFFFFE}, {op::kSendOnly, 0xFFFFFF}};
+  EXPECT_EQ(drain(*r.qp, want, 10'100), want);
+  EXPECT_EQ(r.qp->next_deadline(), 11'100u);  // armed by the resend
+  r.qp->on_timer(11'100);  // a real timeout: the last retry (the NAK spent the first)
+  EXPECT_EQ(drain(*r.qp, want, 11'100), want);
+  EXPECT_EQ(r.qp->state(), QpState::kRts);
+  EXPECT_EQ(r.qp->counters().timeouts, 1u);
+}
+
 TEST(RcRequester, StaleAndOutOfRangeAcksChangeNothing) {
   Req r;
   r.send(1, 4);
