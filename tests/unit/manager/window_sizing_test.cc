@@ -5,6 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
 #include "tests/unit/manager/fabric.h"
 
 namespace epic::manager {
@@ -134,6 +138,43 @@ TEST_F(BdpWindowTest, TheChosenWindowReachesContextsAndRanks) {
   ASSERT_TRUE(answers.ok());
   ASSERT_EQ(answers.value().size(), 4u);
   for (const RankAnswer& a : answers.value()) EXPECT_EQ(a.window, 256u);
+}
+
+// docs/architecture.md "Switch memory per job": the figure next to EPIC's 250 KB per job at
+// 100 Gb/s and 10 us RTT (one switch, H = 2), computed here and checked against the page.
+TEST(EpicFigure, MemoryPerJobAt100GbpsAnd10usRtt) {
+  std::ifstream page(std::string(EPIC_SOURCE_DIR) + "/docs/architecture.md");
+  std::stringstream doc;
+  doc << page.rdbuf();
+  const uint64_t bdp = bdp_bytes(100, 10);
+  EXPECT_EQ(bdp, 125'000u);
+  const double epic = 2.0 * static_cast<double>(bdp);  // 4(H-1)BL = 2 x B x RTT: 250 KB
+  for (uint32_t pmtu : {1024u, 4096u}) {
+    const uint32_t w = window_for_bdp(bdp, pmtu, kMaxWindow);
+    const uint64_t payload = 2ull * w * pmtu;  // EPIC's count: 2 MW payload buffers
+    const uint64_t bytes = vocab::group_memory_bytes(w, pmtu);
+    std::printf(
+        "pmtu %u: window %u, payload 2*W*pmtu = %llu bytes, switch memory %llu bytes "
+        "(%.2f x EPIC's 250 KB)\n",
+        pmtu, w, static_cast<unsigned long long>(payload), static_cast<unsigned long long>(bytes),
+        static_cast<double>(bytes) / epic);
+    // Rounding the window up to a power of two adds at most 2x, here 4.9%.
+    EXPECT_GE(static_cast<double>(payload), epic);
+    EXPECT_LT(static_cast<double>(payload), 2 * epic);
+    // The slot holds 3 payloads (a 2x-wide accumulator and the result copy) and 32 bytes of
+    // bookkeeping.
+    EXPECT_EQ(bytes, 3 * payload + 2ull * w * vocab::kSlotMetaBytes);
+    EXPECT_NE(doc.str().find(std::to_string(bytes)), std::string::npos)
+        << "docs/architecture.md does not quote " << bytes << " bytes for pmtu " << pmtu;
+  }
+  // Two levels (H = 3): the path RTT doubles, and so does the window.
+  const uint32_t w2 = window_for_bdp(bdp_bytes(100, 2 * 10), 1024, kMaxWindow);
+  EXPECT_EQ(w2, 2 * window_for_bdp(bdp, 1024, kMaxWindow));
+  const uint64_t two_levels = vocab::group_memory_bytes(w2, 1024);
+  std::printf("two levels, pmtu 1024: window %u, switch memory %llu bytes per switch\n", w2,
+              static_cast<unsigned long long>(two_levels));
+  EXPECT_NE(doc.str().find(std::to_string(two_levels)), std::string::npos)
+      << "docs/architecture.md does not quote " << two_levels << " bytes for two levels";
 }
 
 }  // namespace
