@@ -299,14 +299,14 @@ def concurrent_and_fallback(lab, mgr, leaf, spine, demo):
                f"listed={c_listed} A_B_still_installed_after={still}")
     if not c_ok:
         dump(c_res)
-    # Every rank left (LeaveGroup at close): both groups are torn down, every slot is free.
+    # Every rank left (LeaveGroup at close): both groups are torn down, all memory is free.
     try:
         mgr.wait_for("A and B torn down", lambda: not mgr.groups(), 30)
         freed = all(v == 0 for v in memory_of(mgr).values())
     except RuntimeError as e:
         print(e)
         freed = False
-    ok &= case("teardown", freed, f"groups_left=0 all_slots_free={freed}")
+    ok &= case("teardown", freed, f"groups_left=0 all_memory_free={freed}")
     return ok
 
 
