@@ -95,7 +95,7 @@ struct AgentParts {
       : sink(dp, collector),
         telemetry(dp),
         table(incd::SwitchView::of(cfg.ports, cfg.sw),
-              agent::SwitchLimits{cfg.manager->slot_capacity, cfg.manager->max_window,
+              agent::SwitchLimits{cfg.manager->memory_capacity_bytes, cfg.manager->max_window,
                                   cfg.manager->max_pmtu},
               cfg.groups, sink),
         applier(table),
@@ -213,9 +213,9 @@ int main(int argc, char** argv) {
       return 1;
     }
     collector->set_agent(&agent->agent.counters());
-    log->info("agent: switch {} reports to inc-manager at {} ({} of {} slots grantable)",
+    log->info("agent: switch {} reports to inc-manager at {} ({} of {} bytes grantable)",
               cfg.manager->switch_id, cfg.manager->address, agent->table.manager_capacity(),
-              cfg.manager->slot_capacity);
+              cfg.manager->memory_capacity_bytes);
   }
   StallWatch stalls(dp, stall_ns, *log);
   boost::asio::steady_timer timer(io);

@@ -98,6 +98,8 @@ int main(int argc, char** argv) {
     s.declared.links.insert(s.declared.links.end(), v.links.begin(), v.links.end());
     s.declared.ranks.insert(s.declared.ranks.end(), v.ranks.begin(), v.ranks.end());
     s.declared.tenants.insert(s.declared.tenants.end(), v.tenants.begin(), v.tenants.end());
+    s.declared.speeds.links.insert(v.speeds.links.begin(), v.speeds.links.end());
+    s.declared.speeds.ranks.insert(v.speeds.ranks.begin(), v.speeds.ranks.end());
   }
 
   auto log = spdlog::stderr_logger_mt("inc-manager");

@@ -18,8 +18,8 @@ std::string ActionApplier::install(const inc::v1::Action& a) {
     for (const auto& e : errors) s += (s.empty() ? "" : "; ") + e.to_string();
     return "invalid context: " + s;
   }
-  const uint32_t slots = a.slots() != 0 ? a.slots() : c.slots();
-  if (std::string err = table_.install(*group, slots); !err.empty()) return err;
+  const uint64_t bytes = a.memory_bytes() != 0 ? a.memory_bytes() : c.memory_bytes();
+  if (std::string err = table_.install(*group, bytes); !err.empty()) return err;
   if (!contexts_.contains(c.group_id())) contexts_[c.group_id()] = c;
   return "";
 }
@@ -37,7 +37,7 @@ inc::v1::AgentMessage ActionApplier::apply(const inc::v1::Action& a) {
       err = table_.detach(a.group_id());
       break;
     case inc::v1::ACTION_KIND_ATTACH_SLOTS:
-      err = table_.attach(a.group_id(), a.slots());
+      err = table_.attach(a.group_id(), a.memory_bytes());
       break;
     default:
       err = "unknown action kind " + std::to_string(static_cast<int>(a.kind()));
@@ -72,8 +72,8 @@ void ActionApplier::list_installed(inc::v1::Register& out) const {
     inc::v1::InstalledGroup* g = out.add_installed();
     g->set_group_id(id);
     *g->mutable_context() = context;
-    g->mutable_context()->set_slots(e->slots);
-    g->set_slots_attached(e->slots > 0);
+    g->mutable_context()->set_memory_bytes(e->memory_bytes);
+    g->set_slots_attached(e->memory_bytes > 0);
   }
 }
 

@@ -63,8 +63,8 @@ GroupTable::GroupTable(incd::SwitchView sw, SwitchLimits limits,
                        std::vector<engine::GroupConfig> static_groups, GroupSink& sink)
     : sw_(std::move(sw)), limits_(limits), sink_(sink) {
   for (auto& g : static_groups) {
-    const uint32_t slots = slots_for(g);
-    entries_.push_back({std::move(g), slots, true});
+    const uint64_t bytes = bytes_for(g);
+    entries_.push_back({std::move(g), bytes, true});
   }
 }
 
@@ -75,20 +75,20 @@ const GroupEntry* GroupTable::find(uint32_t id) const {
   return nullptr;
 }
 
-uint32_t GroupTable::slots_in_use() const {
-  uint32_t n = 0;
-  for (const auto& e : entries_) n += e.slots;
+uint64_t GroupTable::bytes_in_use() const {
+  uint64_t n = 0;
+  for (const auto& e : entries_) n += e.memory_bytes;
   return n;
 }
 
-uint32_t GroupTable::static_slots() const {
-  uint32_t n = 0;
-  for (const auto& e : entries_) n += e.is_static ? e.slots : 0;
+uint64_t GroupTable::static_bytes() const {
+  uint64_t n = 0;
+  for (const auto& e : entries_) n += e.is_static ? e.memory_bytes : 0;
   return n;
 }
 
-uint32_t GroupTable::manager_capacity() const {
-  return limits_.slot_capacity - std::min(limits_.slot_capacity, static_slots());
+uint64_t GroupTable::manager_capacity() const {
+  return limits_.memory_capacity_bytes - std::min(limits_.memory_capacity_bytes, static_bytes());
 }
 
 std::string GroupTable::refuse_static(const GroupEntry& e, const char* what) const {
@@ -97,19 +97,21 @@ std::string GroupTable::refuse_static(const GroupEntry& e, const char* what) con
          " it";
 }
 
-std::string GroupTable::check_grant(const engine::GroupConfig& g, uint32_t slots) const {
+std::string GroupTable::check_grant(const engine::GroupConfig& g, uint64_t memory_bytes) const {
   const std::string name = group_name(g.group_id);
-  if (slots != slots_for(g)) {
-    return name + ": " + std::to_string(slots) + " slots granted, but window " +
-           std::to_string(g.window) + " needs exactly 2*window = " + std::to_string(slots_for(g)) +
-           " (PSN p uses slot p mod 2*window)";
+  if (memory_bytes != bytes_for(g)) {
+    return name + ": memory_bytes " + std::to_string(memory_bytes) + " granted, but window " +
+           std::to_string(g.window) + " and pmtu " + std::to_string(g.pmtu) + " need exactly " +
+           std::to_string(bytes_for(g)) + " (2*window slots of " +
+           std::to_string(vocab::slot_bytes(g.pmtu)) + " bytes)";
   }
-  const uint32_t used = slots_in_use();
-  if (uint64_t{used} + slots > limits_.slot_capacity) {
-    return name + ": " + std::to_string(slots) + " slots do not fit: " + std::to_string(used) +
-           " of " + std::to_string(limits_.slot_capacity) + " are in use (" +
-           std::to_string(static_slots()) + " by static groups), " +
-           std::to_string(limits_.slot_capacity - std::min(used, limits_.slot_capacity)) + " free";
+  const uint64_t used = bytes_in_use();
+  const uint64_t cap = limits_.memory_capacity_bytes;
+  if (memory_bytes > cap - std::min(used, cap)) {
+    return name + " needs " + std::to_string(memory_bytes) + " bytes, " +
+           std::to_string(cap - std::min(used, cap)) + " free (capacity " + std::to_string(cap) +
+           ", " + std::to_string(used) + " in use, " + std::to_string(static_bytes()) +
+           " by static groups)";
   }
   return "";
 }
@@ -117,14 +119,14 @@ std::string GroupTable::check_grant(const engine::GroupConfig& g, uint32_t slots
 std::string GroupTable::apply(std::vector<GroupEntry> next) {
   std::vector<engine::GroupConfig> set;
   for (const auto& e : next) {
-    if (e.slots > 0) set.push_back(e.config);
+    if (e.memory_bytes > 0) set.push_back(e.config);
   }
   if (std::string err = sink_.set_groups(set); !err.empty()) return "the datapath refused: " + err;
   entries_ = std::move(next);
   return "";
 }
 
-std::string GroupTable::install(const inc::v1::IncdConfig::Group& context, uint32_t slots) {
+std::string GroupTable::install(const inc::v1::IncdConfig::Group& context, uint64_t memory_bytes) {
   const GroupEntry* same_id = context.has_id() ? find(context.id()) : nullptr;
   if (same_id && same_id->is_static) return refuse_static(*same_id, "replace");
   // Checked like a groups[] entry, against every other group's endpoints.
@@ -141,12 +143,12 @@ std::string GroupTable::install(const inc::v1::IncdConfig::Group& context, uint3
       return name + " is installed with a different context (" + differences(same_id->config, *g) +
              "); remove it first";
     }
-    if (same_id->slots == slots) return "";  // the same install again
-    if (same_id->slots > 0) {
-      return name + " is installed with " + std::to_string(same_id->slots) +
-             " slots; this install grants " + std::to_string(slots);
+    if (same_id->memory_bytes == memory_bytes) return "";  // the same install again
+    if (same_id->memory_bytes > 0) {
+      return name + " is installed with " + std::to_string(same_id->memory_bytes) +
+             " bytes; this install grants " + std::to_string(memory_bytes);
     }
-    return attach(g->group_id, slots);  // detached: the install brings its slots back
+    return attach(g->group_id, memory_bytes);  // detached: the install brings its memory back
   }
   if (g->window > limits_.max_window) {
     return name + ": window " + std::to_string(g->window) + " exceeds this switch's max_window " +
@@ -156,15 +158,15 @@ std::string GroupTable::install(const inc::v1::IncdConfig::Group& context, uint3
     return name + ": pmtu " + std::to_string(g->pmtu) + " exceeds this switch's max_pmtu " +
            std::to_string(limits_.max_pmtu);
   }
-  if (slots == 0) {
+  if (memory_bytes == 0) {
     // Installed detached (a reclaimed group the manager restores after this switch lost it):
     // its context and endpoints are reserved, nothing enters the datapath until an attach.
     entries_.push_back({*g, 0, false});
     return "";
   }
-  if (std::string err = check_grant(*g, slots); !err.empty()) return err;
+  if (std::string err = check_grant(*g, memory_bytes); !err.empty()) return err;
   std::vector<GroupEntry> next = entries_;
-  next.push_back({*g, slots, false});
+  next.push_back({*g, memory_bytes, false});
   return apply(std::move(next));
 }
 
@@ -176,7 +178,7 @@ std::string GroupTable::remove(uint32_t id) {
   for (const auto& x : entries_) {
     if (x.config.group_id != id) next.push_back(x);
   }
-  if (e->slots == 0) {  // detached: not in the datapath
+  if (e->memory_bytes == 0) {  // detached: not in the datapath
     entries_ = std::move(next);
     return "";
   }
@@ -185,30 +187,30 @@ std::string GroupTable::remove(uint32_t id) {
 
 std::string GroupTable::detach(uint32_t id) {
   const GroupEntry* e = find(id);
-  if (e == nullptr || e->slots == 0) return "";
+  if (e == nullptr || e->memory_bytes == 0) return "";
   if (e->is_static) return refuse_static(*e, "detach");
   std::vector<GroupEntry> next = entries_;
   for (auto& x : next) {
-    if (x.config.group_id == id) x.slots = 0;
+    if (x.config.group_id == id) x.memory_bytes = 0;
   }
   return apply(std::move(next));
 }
 
-std::string GroupTable::attach(uint32_t id, uint32_t slots) {
+std::string GroupTable::attach(uint32_t id, uint64_t memory_bytes) {
   const GroupEntry* e = find(id);
   if (e == nullptr) {
-    return group_name(id) + " has no context on this switch; install it (with its slots) instead";
+    return group_name(id) + " has no context on this switch; install it (with its memory) instead";
   }
-  if (e->is_static) return refuse_static(*e, "attach slots to");
-  if (e->slots > 0) {
-    if (e->slots == slots) return "";
-    return group_name(id) + " already holds " + std::to_string(e->slots) +
-           " slots; this attach grants " + std::to_string(slots);
+  if (e->is_static) return refuse_static(*e, "attach memory to");
+  if (e->memory_bytes > 0) {
+    if (e->memory_bytes == memory_bytes) return "";
+    return group_name(id) + " already holds " + std::to_string(e->memory_bytes) +
+           " bytes; this attach grants " + std::to_string(memory_bytes);
   }
-  if (std::string err = check_grant(e->config, slots); !err.empty()) return err;
+  if (std::string err = check_grant(e->config, memory_bytes); !err.empty()) return err;
   std::vector<GroupEntry> next = entries_;
   for (auto& x : next) {
-    if (x.config.group_id == id) x.slots = slots;
+    if (x.config.group_id == id) x.memory_bytes = memory_bytes;
   }
   return apply(std::move(next));
 }
@@ -221,7 +223,7 @@ std::string GroupTable::retain(const std::vector<uint32_t>& keep) {
         e.is_static || std::find(keep.begin(), keep.end(), e.config.group_id) != keep.end();
     if (kept) {
       next.push_back(e);
-    } else if (e.slots > 0) {
+    } else if (e.memory_bytes > 0) {
       datapath_changes = true;
     }
   }

@@ -1,16 +1,17 @@
-// GroupTable: the groups this switch serves and the slots granted to each, and the one place
-// that changes them. Static groups come from incd's config file (groups[]): they use slots
-// from the capacity, are installed at start, and inc-manager can neither replace, remove,
-// detach nor attach them. Manager groups arrive as contexts in the shape of a groups[] entry
-// (proto/inc/v1/incd_config.proto) and are checked by the config loader's own group checks
+// GroupTable: the groups this switch serves and the switch memory (bytes) granted to each, and
+// the one place that changes them. Static groups come from incd's config file (groups[]): they
+// use memory from the capacity, are installed at start, and inc-manager can neither replace,
+// remove, detach nor attach them. Manager groups arrive as contexts in the shape of a groups[]
+// entry (proto/inc/v1/incd_config.proto) and are checked by the config loader's own group checks
 // (daemon/config/group_validate.h) against the switch's ports, INC addresses and every other
-// group's endpoints, then against the switch's limits (window, pmtu, slots = 2·window, free
-// slot capacity).
+// group's endpoints, then against the switch's limits (window, pmtu, a grant of exactly
+// vocab::group_memory_bytes(window, pmtu) — the memory the engine allocates for the context —
+// and the free capacity).
 //
 // Every change is applied as a whole new set through GroupSink::set_groups, so groups that did
 // not change keep running undisturbed; a refused change leaves table and datapath as they were.
 // Idempotent where inc-manager may repeat itself after a reconnect: installing the same
-// context again, removing or detaching a group that is not there, attaching slots that are
+// context again, removing or detaching a group that is not there, attaching memory that is
 // already attached all succeed without touching the datapath.
 // Threading: not thread-safe; the agent's thread owns it.
 #pragma once
@@ -24,18 +25,20 @@
 #include "datapath/engine/group.h"
 #include "proto/inc/v1/incd_config.pb.h"
 #include "proto/vocab/limits.h"
+#include "proto/vocab/memory.h"
 
 namespace epic::agent {
 
 struct SwitchLimits {
-  uint32_t slot_capacity = 8192;  // slots (one PSN of one group each) the switch grants in all
+  // Bytes of switch memory the switch grants in all (static groups included).
+  uint64_t memory_capacity_bytes = vocab::kDefaultSwitchMemoryBytes;
   uint32_t max_window = vocab::kDefaultSwitchMaxWindow;  // largest MW accepted (a power of two)
   uint16_t max_pmtu = vocab::kMaxPmtu;                   // largest pmtu accepted
 };
 
 struct GroupEntry {
   engine::GroupConfig config;
-  uint32_t slots = 0;  // granted slots (2·window), 0 while detached
+  uint64_t memory_bytes = 0;  // granted: group_memory_bytes(window, pmtu); 0 while detached
   bool is_static = false;
 };
 
@@ -46,25 +49,27 @@ class GroupTable {
              std::vector<engine::GroupConfig> static_groups, GroupSink& sink);
 
   // Each returns "" (done, or nothing to do) or the reason it was refused (nothing changed).
-  std::string install(const inc::v1::IncdConfig::Group& context, uint32_t slots);
+  std::string install(const inc::v1::IncdConfig::Group& context, uint64_t memory_bytes);
   std::string remove(uint32_t group_id);
   std::string detach(uint32_t group_id);
-  std::string attach(uint32_t group_id, uint32_t slots);
+  std::string attach(uint32_t group_id, uint64_t memory_bytes);
   // Removes every manager group whose id is not in `keep` (static groups stay) in one set.
   // "" or why the datapath refused (nothing changed).
   std::string retain(const std::vector<uint32_t>& keep);
 
   const GroupEntry* find(uint32_t group_id) const;
   const std::vector<GroupEntry>& entries() const { return entries_; }  // static first
-  uint32_t slots_in_use() const;      // static and attached manager groups
-  uint32_t static_slots() const;      // what the static groups hold
-  uint32_t manager_capacity() const;  // what inc-manager may grant: capacity - static
+  uint64_t bytes_in_use() const;      // static and attached manager groups
+  uint64_t static_bytes() const;      // what the static groups hold
+  uint64_t manager_capacity() const;  // bytes inc-manager may grant: capacity - static
   const SwitchLimits& limits() const { return limits_; }
-  static uint32_t slots_for(const engine::GroupConfig& g) { return 2 * g.window; }
+  static uint64_t bytes_for(const engine::GroupConfig& g) {
+    return vocab::group_memory_bytes(g.window, g.pmtu);
+  }
 
  private:
-  // Why `slots` cannot be granted to `g` now ("" when they can).
-  std::string check_grant(const engine::GroupConfig& g, uint32_t slots) const;
+  // Why `memory_bytes` cannot be granted to `g` now ("" when they can).
+  std::string check_grant(const engine::GroupConfig& g, uint64_t memory_bytes) const;
   // Publishes `next` to the datapath (attached entries only); on success it becomes the table.
   std::string apply(std::vector<GroupEntry> next);
   std::string refuse_static(const GroupEntry& e, const char* what) const;

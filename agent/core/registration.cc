@@ -16,7 +16,7 @@ inc::v1::AgentMessage make_register(const SwitchIdentity& id, const ActionApplie
     port->set_mtu(p.mtu);
   }
   const GroupTable& t = applier.table();
-  r.set_slot_capacity(t.manager_capacity());
+  r.set_capacity_bytes(t.manager_capacity());
   r.set_max_window(t.limits().max_window);
   r.set_max_pmtu(t.limits().max_pmtu);
   applier.list_installed(r);

@@ -1,9 +1,9 @@
 // The agent's Register message (proto/inc/v1/agent.proto): who the switch is (id, INC
-// address, ports), what inc-manager may grant on it (slot capacity left after the static
-// groups, largest window and pmtu), and the manager groups it serves right now — so that a
-// re-registration after a lost stream lets the manager re-synchronise instead of reinstalling.
+// address, ports), what inc-manager may grant on it (capacity_bytes: the memory left after
+// the static groups; largest window and pmtu), and the manager groups it serves right now — so that
+// a re-registration after a lost stream lets the manager re-synchronise instead of reinstalling.
 // Static groups (incd's config file) are not listed: the manager does not own them; their
-// slots are already left out of slot_capacity.
+// memory is already left out of capacity_bytes.
 // Threading: pure function.
 #pragma once
 

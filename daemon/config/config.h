@@ -15,6 +15,7 @@
 #include "datapath/engine/group.h"
 #include "datapath/switching/inc_address.h"
 #include "proto/vocab/limits.h"
+#include "proto/vocab/memory.h"
 
 namespace epic::incd {
 
@@ -71,10 +72,10 @@ struct ManagerTlsConfig {
 };
 
 struct ManagerConfig {
-  std::string address;            // gRPC target
-  std::string switch_id;          // this switch at the manager
-  switching::IncAddress inc;      // resolved from inc_ipv4 (default: the first inc address)
-  uint32_t slot_capacity = 8192;  // static groups included
+  std::string address;        // gRPC target
+  std::string switch_id;      // this switch at the manager
+  switching::IncAddress inc;  // resolved from inc_ipv4 (default: the first inc address)
+  uint64_t memory_capacity_bytes = vocab::kDefaultSwitchMemoryBytes;  // static groups included
   uint32_t max_window = vocab::kDefaultSwitchMaxWindow;
   uint16_t max_pmtu = vocab::kMaxPmtu;
   uint32_t heartbeat_ms = 1000;

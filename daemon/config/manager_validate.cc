@@ -6,6 +6,7 @@
 
 #include "proto/vocab/addr.h"
 #include "proto/vocab/limits.h"
+#include "proto/vocab/memory.h"
 
 namespace epic::incd {
 
@@ -56,15 +57,29 @@ std::optional<ManagerConfig> validate_manager(const inc::v1::IncdConfig::Manager
       fail("max_pmtu", std::to_string(p) + " is not one of " + std::string(vocab::kPmtuChoices));
     }
   }
-  if (m.has_slot_capacity()) c.slot_capacity = m.slot_capacity();
-  uint64_t static_slots = 0;
-  for (const auto& g : groups) static_slots += 2ull * g.window;
-  if (c.slot_capacity == 0) {
-    fail("slot_capacity", "must be >= 1");
-  } else if (static_slots > c.slot_capacity) {
-    fail("slot_capacity", std::to_string(c.slot_capacity) + " slots cannot hold the " +
-                              std::to_string(static_slots) +
-                              " slots (2*window each) of the static groups");
+  if (m.has_slot_capacity()) {
+    fail("slot_capacity",
+         "slots are no longer counted: set manager.memory_capacity_bytes (bytes; a group "
+         "with window W and pmtu P holds 2*W*(3*P + 32))");
+  }
+  if (m.has_memory_capacity_bytes()) c.memory_capacity_bytes = m.memory_capacity_bytes();
+  if (c.memory_capacity_bytes == 0) fail("memory_capacity_bytes", "must be >= 1");
+  // The static groups take their memory first, in file order: the first that does not fit is
+  // named.
+  uint64_t used = 0;
+  for (size_t i = 0; i < groups.size() && c.memory_capacity_bytes > 0; ++i) {
+    const engine::GroupConfig& g = groups[i];
+    const uint64_t need = vocab::group_memory_bytes(g.window, g.pmtu);
+    if (need > c.memory_capacity_bytes - used) {
+      fail("memory_capacity_bytes",
+           "static group " + std::to_string(g.group_id) + " needs " + std::to_string(need) +
+               " bytes (window " + std::to_string(g.window) + ", pmtu " + std::to_string(g.pmtu) +
+               "), " + std::to_string(c.memory_capacity_bytes - used) + " free (capacity " +
+               std::to_string(c.memory_capacity_bytes) + ", " + std::to_string(used) +
+               " held by the static groups before it)");
+      break;
+    }
+    used += need;
   }
 
   if (m.has_heartbeat_ms()) c.heartbeat_ms = m.heartbeat_ms();

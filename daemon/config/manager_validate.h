@@ -1,6 +1,6 @@
 // Checks of incd's `manager:` section (the IncAgent's connection to inc-manager) against the
 // rest of a config being validated: its INC address must be one of switch.inc_addresses and
-// its slot capacity must hold the static groups.
+// its memory capacity (bytes) must hold the static groups.
 // Threading: pure function.
 #pragma once
 

@@ -12,6 +12,7 @@
 #include <cstddef>
 
 #include "proto/vocab/dtype.h"
+#include "proto/vocab/memory.h"
 
 namespace epic::arith {
 
@@ -26,7 +27,8 @@ using vocab::ReduceOp;
 using vocab::to_string;
 using vocab::wire_bytes;
 
-// Bytes per element in a slot accumulator: 4 for all (int32_t or float).
-constexpr size_t accum_bytes(DType) { return 4; }
+// Bytes per element in a slot accumulator: 4 for all (int32_t or float) — the width the switch
+// memory accounting assumes (proto/vocab/memory.h).
+constexpr size_t accum_bytes(DType) { return vocab::kAccumElementBytes; }
 
 }  // namespace epic::arith

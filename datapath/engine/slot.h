@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "datapath/arith/dtype.h"
+#include "proto/vocab/memory.h"
 
 namespace epic::engine {
 
@@ -34,32 +35,40 @@ struct Slot {
   arith::ReduceOp op = arith::ReduceOp::kSum;
 };
 
-// The memory a group was granted: 2*MW slots with their payload areas.
+// The manager grants and accounts slot memory with vocab::group_memory_bytes: the bookkeeping
+// must be the size it counts.
+static_assert(sizeof(Slot) == vocab::kSlotMetaBytes, "proto/vocab/memory.h kSlotMetaBytes");
+
+// The memory a group was granted: 2*MW slots with their payload areas, sized by
+// proto/vocab/memory.h (bytes() == vocab::group_memory_bytes(MW, pmtu)).
 struct SlotRegion {
   uint32_t nslots = 0;  // 2 * MW
   uint16_t pmtu = 0;
   std::vector<Slot> meta;
-  // nslots * pmtu/2 * 4 bytes: 4-byte accumulators (fp32 for the half types), starting on a
-  // cache line (an accumulator 16 bytes off a line combines 10-33% slower, docs/arithmetic.md).
+  // nslots * vocab::slot_accum_bytes(pmtu) (pmtu/2 * 4) bytes: 4-byte accumulators (fp32 for the
+  // half types), starting on a cache line (an accumulator 16 bytes off a line combines 10-33%
+  // slower, docs/arithmetic.md).
   std::vector<uint8_t> accum_storage;
   uint8_t* accum = nullptr;
-  std::vector<uint8_t> result;  // nslots * pmtu bytes, wire format
+  std::vector<uint8_t> result;  // nslots * vocab::slot_result_bytes(pmtu) bytes, wire format
 
   SlotRegion(uint32_t window, uint16_t path_mtu)
       : nslots(2 * window),
         pmtu(path_mtu),
         meta(nslots),
-        accum_storage(size_t{nslots} * (path_mtu / 2) * 4 + 64),
-        result(size_t{nslots} * path_mtu) {
+        accum_storage(size_t{nslots} * vocab::slot_accum_bytes(path_mtu) + 64),
+        result(size_t{nslots} * vocab::slot_result_bytes(path_mtu)) {
     const auto addr = reinterpret_cast<uintptr_t>(accum_storage.data());
     accum = accum_storage.data() + ((64 - addr % 64) % 64);
   }
   SlotRegion(const SlotRegion&) = delete;
   SlotRegion& operator=(const SlotRegion&) = delete;
   uint32_t index(uint32_t psn) const { return psn % nslots; }
-  uint8_t* accum_of(uint32_t i) { return accum + size_t{i} * (pmtu / 2) * 4; }
-  uint8_t* result_of(uint32_t i) { return result.data() + size_t{i} * pmtu; }
-  size_t accum_bytes() const { return size_t{nslots} * (pmtu / 2) * 4; }
+  uint8_t* accum_of(uint32_t i) { return accum + size_t{i} * vocab::slot_accum_bytes(pmtu); }
+  uint8_t* result_of(uint32_t i) {
+    return result.data() + size_t{i} * vocab::slot_result_bytes(pmtu);
+  }
+  size_t accum_bytes() const { return size_t{nslots} * vocab::slot_accum_bytes(pmtu); }
   size_t bytes() const { return meta.size() * sizeof(Slot) + accum_bytes() + result.size(); }
 };
 

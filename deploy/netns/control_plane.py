@@ -7,7 +7,8 @@ spine) whose IncAgents register with it, ranks that join their groups through it
 Topology: a leaf and a spine incd joined by one link; ranks 0-3 and 8-9 behind the leaf,
 4-7 and 10 behind the spine. inc-manager serves a unix socket (reachable from every
 namespace), keeps its store in a state directory and reads the links, the ranks' addresses
-and two tenants from files. The leaf grants only 64 slots (two groups of window 16).
+and two tenants from files. The leaf grants only the memory of two groups of window 16 at
+pmtu 1024 (the ranks ask for window 16 instead of the manager's path-BDP window).
 Every rank runs libinc's inc-bench (soft transport), which verifies every result bit for bit.
 
 Scenarios (each prints "CASE name PASS|FAIL ..."):
@@ -20,7 +21,7 @@ Scenarios (each prints "CASE name PASS|FAIL ..."):
   temporal_mux_queue   group F (team-b: ranks 8,9,10) asks to wait up to 120 s for INC memory:
                        it is queued while A and B hold the leaf, admitted when one leaves, and
                        runs on INC
-  teardown             when their ranks have left, A and B are gone and every slot is free
+  teardown             when their ranks have left, A and B are gone and all memory is free
   manager_restart      group D runs; inc-manager is killed (SIGKILL) mid-job and restarted on
                        the same state directory: D's collectives are unaffected, D is recovered,
                        both agents re-register (an agent reconnect), a new group E works
@@ -40,8 +41,10 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import incd_lab  # noqa: E402
 
-LEAF_SLOTS = 64      # two groups of window 16 (2 * window slots each)
-SPINE_SLOTS = 1024
+WINDOW = 16
+SLOT_BYTES = 3 * 1024 + 32  # one slot at pmtu 1024 (proto/vocab/memory.h slot_bytes)
+LEAF_BYTES = 2 * (2 * WINDOW * SLOT_BYTES)  # two groups of window 16 (2 * window slots each)
+SPINE_BYTES = 1024 * SLOT_BYTES
 JOB_TIMEOUT_S = 240
 
 
@@ -143,6 +146,7 @@ class Bench:
                         "INC_RANK": str(k), "INC_RANKS": str(len(ranks)),
                         "INC_TRANSPORT": "soft", "INC_IFACE": r.ifname, "INC_MAC": r.mac,
                         "INC_IP": r.ip, "INC_QPN": str(qpn_base + r.index),
+                        "INC_WINDOW": str(WINDOW),
                         "INC_QUEUE_TIMEOUT_MS": "0", "INC_JOIN_TIMEOUT_MS": "60000",
                         "INC_TIMEOUT_MS": "30000"})
             env.update((extra or {}).get(k, {}))
@@ -198,8 +202,9 @@ def case(name, ok, detail=""):
 
 
 def memory_of(mgr):
-    """{switch: granted slots} from GetMemory."""
-    return {s["switch_id"]: s.get("granted", 0) for s in mgr.ctl("memory").get("switches", [])}
+    """{switch: granted bytes} from GetMemory (uint64 fields are JSON strings)."""
+    return {s["switch_id"]: int(s.get("granted_bytes", 0))
+            for s in mgr.ctl("memory").get("switches", [])}
 
 
 def group_named(mgr, name):
@@ -273,7 +278,7 @@ def concurrent_and_fallback(lab, mgr, leaf, spine, demo):
         table("group A (team-a, INC through leaf and spine)", a_res)
         table("group C (team-a, no INC memory left: host collectives)", c_res)
     ok &= case("concurrent_tenants", a_ok and b_ok and a_modes == {"inc"} and b_modes == {"inc"}
-               and two_level and mem.get("leaf") == LEAF_SLOTS and up > 0
+               and two_level and mem.get("leaf") == LEAF_BYTES and up > 0
                and min(agg.values()) > 0,
                f"A={a_ok}/{sorted(a_modes)} cases={a_cases} B={b_ok}/{sorted(b_modes)} "
                f"cases={b_cases} two_level_trees={two_level} leaf_granted={mem.get('leaf')} "
@@ -294,14 +299,14 @@ def concurrent_and_fallback(lab, mgr, leaf, spine, demo):
                f"listed={c_listed} A_B_still_installed_after={still}")
     if not c_ok:
         dump(c_res)
-    # Every rank left (LeaveGroup at close): both groups are torn down, every slot is free.
+    # Every rank left (LeaveGroup at close): both groups are torn down, all memory is free.
     try:
         mgr.wait_for("A and B torn down", lambda: not mgr.groups(), 30)
         freed = all(v == 0 for v in memory_of(mgr).values())
     except RuntimeError as e:
         print(e)
         freed = False
-    ok &= case("teardown", freed, f"groups_left=0 all_slots_free={freed}")
+    ok &= case("teardown", freed, f"groups_left=0 all_memory_free={freed}")
     return ok
 
 
@@ -387,7 +392,7 @@ def bad_input(lab, mgr):
                   extra={0: {"INC_PMTU": "4096"}})
     ok &= refused(lab, mgr, "over_quota", "small", [R[0], R[1]],
                   all_fail_with("FAILED_PRECONDITION", "allows at most 1 per group"))
-    # Nothing half-done: no group, no rendezvous left, no slot granted, the agents refused
+    # Nothing half-done: no group, no rendezvous left, no memory granted, the agents refused
     # nothing.
     try:
         mgr.wait_for("no rendezvous left", lambda: not mgr.ctl("groups").get("pending")
@@ -399,7 +404,7 @@ def bad_input(lab, mgr):
     failed = sum(lab.metric(lab.metrics(s), "incd_agent_actions_total", result="failed") or 0
                  for s in lab.switches)
     ok &= case("bad_input_nothing_left", clean and failed == 0,
-               f"no_groups_no_pending_no_slots={clean} agent_actions_failed={failed:.0f}")
+               f"no_groups_no_pending_no_memory={clean} agent_actions_failed={failed:.0f}")
     mgr.show("memory")
     return ok
 
@@ -427,12 +432,13 @@ def main():
             ranks=[{"ipv4": r.ip, "mac": r.mac, "at": f"{r.switch.name}:{r.port_name}"}
                    for r in lab.ranks],
             tenants=[{"name": "team-a", "max_groups": 4},
-                     {"name": "team-b", "max_groups": 4, "max_slots_per_switch": 256},
+                     {"name": "team-b", "max_groups": 4,
+                      "max_bytes_per_switch": 256 * SLOT_BYTES},
                      {"name": "small", "max_ranks_per_group": 1}])
         mgr.start()
-        for s, slots in ((leaf, LEAF_SLOTS), (spine, SPINE_SLOTS)):
+        for s, capacity in ((leaf, LEAF_BYTES), (spine, SPINE_BYTES)):
             lab.write_config(s, [], extra={"manager": {
-                "address": mgr.address, "switch_id": s.name, "slot_capacity": slots,
+                "address": mgr.address, "switch_id": s.name, "memory_capacity_bytes": capacity,
                 "heartbeat_ms": 500, "reconnect_initial_ms": 100, "reconnect_max_ms": 1000}})
             lab.start_incd(s)
         mgr.wait_for("both switches registered", lambda: len(

@@ -29,7 +29,8 @@ const std::vector<std::pair<std::string, std::string>> kKeys = {
     {"INC_PSN", "the group's initial PSN (default 0)"},
     {"INC_PMTU", "path MTU: 256, 512, 1024, 2048, 4096 (default 1024)"},
     {"INC_WINDOW",
-     "the group's window MW in packets (default " + std::to_string(vocab::kDefaultWindow) + ")"},
+     "the group's window MW in packets (default " + std::to_string(vocab::kDefaultWindow) +
+         "; with INC_MANAGER: the manager sizes it from the path's bandwidth-delay product)"},
     {"INC_IFACE", "soft: the Linux interface of the endpoint"},
     {"INC_MAC", "soft: the endpoint's own MAC (not the kernel's)"},
     {"INC_IP", "soft: the endpoint's own IPv4 address; verbs: selects the GID (optional)"},

@@ -18,7 +18,7 @@
 namespace epic::manager {
 
 // A group's context on one switch: incd's `groups[]` entry (proto/inc/v1/incd_config.proto)
-// with port names, plus the slots granted to it.
+// with port names, plus the switch memory granted to it.
 struct SwitchContext {
   uint32_t group_id = 0;
   uint32_t num_ranks = 0;
@@ -27,7 +27,7 @@ struct SwitchContext {
   uint32_t pmtu = 0;
   std::vector<TreeChild> children{};
   std::optional<TreeParent> parent{};
-  uint32_t slots = 0;  // 2·window
+  uint64_t memory_bytes = 0;  // vocab::group_memory_bytes(window, pmtu)
   friend bool operator==(const SwitchContext&, const SwitchContext&) = default;
 };
 
@@ -43,7 +43,7 @@ struct SwitchAction {
   SwitchId switch_id{};
   uint32_t group_id = 0;
   std::optional<SwitchContext> context{};  // kInstallContext
-  uint32_t slots = 0;                      // kInstallContext, kAttachSlots
+  uint64_t memory_bytes = 0;               // kInstallContext, kAttachSlots
   friend bool operator==(const SwitchAction&, const SwitchAction&) = default;
 };
 

@@ -44,9 +44,11 @@ struct RankRequest {
 struct GroupRequest {
   std::string tenant{};
   std::string name{};  // unique among the tenant's live groups, e.g. "job-42/dp-0"
-  uint32_t window = vocab::kDefaultWindow;  // MW: the ranks' outstanding-packet window
-  uint32_t pmtu = vocab::kDefaultPmtu;      // the ranks' path MTU
-  std::vector<RankRequest> ranks{};         // every rank 0..N-1 once, in any order
+  // MW, the ranks' outstanding-packet window. 0: the manager sizes it from the path's
+  // bandwidth-delay product at admission (window_sizing.h), and stores what it chose here.
+  uint32_t window = vocab::kDefaultWindow;
+  uint32_t pmtu = vocab::kDefaultPmtu;  // the ranks' path MTU
+  std::vector<RankRequest> ranks{};     // every rank 0..N-1 once, in any order
   // How long to wait in the Temporal Mux queue for memory; 0: answer "no INC memory" at once.
   Millis queue_timeout{0};
   friend bool operator==(const GroupRequest&, const GroupRequest&) = default;
@@ -65,9 +67,9 @@ struct Group {
   uint32_t id = 0;         // the engine's group_id: unique, never reused
   GroupRequest request{};  // ranks sorted by rank
   GroupState state = GroupState::kQueued;
-  uint32_t initial_psn = 0;         // every rank QP's first PSN (24 bits)
-  IncTree tree{};                   // empty while queued
-  std::vector<SlotGrant> grants{};  // one per tree switch; empty unless installing/installed
+  uint32_t initial_psn = 0;           // every rank QP's first PSN (24 bits)
+  IncTree tree{};                     // empty while queued
+  std::vector<MemoryGrant> grants{};  // one per tree switch; empty unless installing/installed
   Millis created{0};
   Millis last_activity{0};
   Millis queue_deadline{0};       // kQueued: when the wait fails

@@ -39,9 +39,9 @@ Result<std::vector<RankPlacement>> validate_request(const GroupRequest& r, const
     return invalid("group name " + q(r.name) +
                    " must be 1-128 printable characters without spaces");
   }
-  if (!valid_window(r.window)) {
+  if (r.window != 0 && !valid_window(r.window)) {
     return invalid("window " + std::to_string(r.window) + " is not a power of two in 1.." +
-                   std::to_string(vocab::kMaxWindow));
+                   std::to_string(vocab::kMaxWindow) + " (or unset: sized by the manager)");
   }
   if (!valid_pmtu(r.pmtu)) {
     return invalid("pmtu " + std::to_string(r.pmtu) + " is not one of " +

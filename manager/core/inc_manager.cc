@@ -15,7 +15,7 @@ IncManager::IncManager(Policy policy) : policy_(policy) {}
 
 Status IncManager::add_switch(SwitchSpec spec) {
   const SwitchId id = spec.id;
-  const uint32_t capacity = spec.slot_capacity;
+  const uint64_t capacity = spec.capacity_bytes;
   if (Status s = topology_.add_switch(std::move(spec)); !s.ok()) return s;
   ledger_.add_switch(id, capacity);
   return {};
@@ -35,10 +35,10 @@ Status IncManager::set_tenant(Tenant tenant) {
         ErrorCode::kInvalidArgument,
         "tenant name " + q(tenant.name) + " must be 1-64 printable characters without spaces");
   }
-  for (const auto& [sw, slots] : tenant.reserved) {
-    if (slots == 0) {
-      return make_error(ErrorCode::kInvalidArgument, "tenant " + q(tenant.name) +
-                                                         " reserves 0 slots on switch " + q(sw) +
+  for (const auto& [sw, bytes] : tenant.reserved) {
+    if (bytes == 0) {
+      return make_error(ErrorCode::kInvalidArgument, "reserved_bytes: tenant " + q(tenant.name) +
+                                                         " reserves 0 bytes on switch " + q(sw) +
                                                          "; leave the switch out instead");
     }
   }
@@ -95,7 +95,14 @@ IncManager::Admission IncManager::evaluate(const Group& g, Millis now) const {
     return a;
   }
   const Tenant& tenant = tenants_.at(r.tenant);
-  const auto slots = static_cast<uint32_t>(slots_for_window(r.window));
+  std::vector<uint32_t> rank_ipv4;
+  rank_ipv4.reserve(r.ranks.size());
+  for (const RankRequest& rr : r.ranks) rank_ipv4.push_back(rr.ipv4);  // sorted by rank
+  // The requested window wins; else the window of the candidate's path BDP.
+  auto window_on = [&](const IncTree& tree) {
+    return r.window ? r.window
+                    : bdp_window(tree, topology_, policy_.link_speeds, rank_ipv4, r.pmtu);
+  };
   std::optional<Admission> wait;  // the best-ranked candidate that may fit later
   std::optional<Error> never;     // the best-ranked candidate's reason it never can
   std::vector<const TreeCandidate*> reclaimable;
@@ -117,14 +124,15 @@ IncManager::Admission IncManager::evaluate(const Group& g, Millis now) const {
       }
       continue;
     }
-    if (Status s = check_capabilities(c.tree, topology_, r.window, r.pmtu); !s.ok()) {
+    const uint32_t window = window_on(c.tree);
+    if (Status s = check_capabilities(c.tree, topology_, window, r.pmtu); !s.ok()) {
       if (!never) never = s.error();
       continue;
     }
-    std::vector<std::pair<SwitchId, uint32_t>> needs;
+    std::vector<std::pair<SwitchId, uint64_t>> needs;
     bool qpns_left = true;
     for (const TreeNode& n : c.tree.nodes) {
-      needs.emplace_back(n.switch_id, slots);
+      needs.emplace_back(n.switch_id, group_memory_bytes(window, r.pmtu));
       const uint32_t edges = static_cast<uint32_t>(n.children.size()) + (n.parent ? 1 : 0);
       qpns_left = qpns_left && qpns_.free_count(n.switch_id) >= edges;
     }
@@ -138,9 +146,10 @@ IncManager::Admission IncManager::evaluate(const Group& g, Millis now) const {
       }
       continue;
     }
-    GrantPlan plan = ledger_.plan(r.tenant, tenant.quota, needs);
+    GrantPlan plan = ledger_.plan(r.tenant, tenant.quota, needs, g.id);
     if (plan.verdict == PlanVerdict::kFits) {
-      return Admission{.verdict = PlanVerdict::kFits, .tree = c.tree, .grants = plan.grants};
+      return Admission{
+          .verdict = PlanVerdict::kFits, .tree = c.tree, .window = window, .grants = plan.grants};
     }
     if (plan.verdict == PlanVerdict::kNever) {
       if (!never) never = make_error(ErrorCode::kFailedPrecondition, plan.reason);
@@ -154,8 +163,11 @@ IncManager::Admission IncManager::evaluate(const Group& g, Millis now) const {
   }
   if (policy_.reclaim_idle_after) {
     for (const TreeCandidate* c : reclaimable) {
-      std::vector<std::pair<SwitchId, uint32_t>> needs;
-      for (const TreeNode& n : c->tree.nodes) needs.emplace_back(n.switch_id, slots);
+      const uint32_t window = window_on(c->tree);
+      std::vector<std::pair<SwitchId, uint64_t>> needs;
+      for (const TreeNode& n : c->tree.nodes) {
+        needs.emplace_back(n.switch_id, group_memory_bytes(window, r.pmtu));
+      }
       // Release idle groups on a copy of the ledger, oldest idle first, until the grant fits.
       MemoryLedger trial = ledger_;
       std::vector<uint32_t> victims;
@@ -163,10 +175,11 @@ IncManager::Admission IncManager::evaluate(const Group& g, Millis now) const {
         const Group& vg = groups_.at(v);
         trial.release(vg.request.tenant, vg.grants);
         victims.push_back(v);
-        GrantPlan plan = trial.plan(r.tenant, tenant.quota, needs);
+        GrantPlan plan = trial.plan(r.tenant, tenant.quota, needs, g.id);
         if (plan.verdict == PlanVerdict::kFits) {
           return Admission{.verdict = PlanVerdict::kFits,
                            .tree = c->tree,
+                           .window = window,
                            .grants = plan.grants,
                            .victims = victims};
         }
@@ -201,6 +214,7 @@ void IncManager::bind_endpoints(Group& g) {
 void IncManager::apply(Group& g, Admission& a, Millis now, Effects& fx) {
   for (uint32_t v : a.victims) reclaim(groups_.at(v), now, fx);
   g.tree = std::move(a.tree);
+  g.request.window = a.window;  // the one asked for, or the path BDP's
   bind_endpoints(g);
   g.grants = std::move(a.grants);
   ledger_.commit(g.request.tenant, g.grants);
@@ -223,12 +237,12 @@ void IncManager::apply(Group& g, Admission& a, Millis now, Effects& fx) {
                       .pmtu = g.request.pmtu,
                       .children = n.children,
                       .parent = n.parent,
-                      .slots = g.grants[i].slots};
+                      .memory_bytes = g.grants[i].bytes};
     fx.actions.push_back(SwitchAction{.kind = ActionKind::kInstallContext,
                                       .switch_id = n.switch_id,
                                       .group_id = g.id,
                                       .context = std::move(ctx),
-                                      .slots = g.grants[i].slots});
+                                      .memory_bytes = g.grants[i].bytes});
   }
   fx.events.push_back({g.id, GroupEventKind::kInstalling, std::nullopt});
 }

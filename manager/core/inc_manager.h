@@ -7,8 +7,10 @@
 // Admission of a join (join(), and queued joins in tick()):
 //   1. validate the request (group_validate.h);
 //   2. candidate IncTrees, best first (tree_builder.h; Edge-Disjoint Trees per Policy);
-//   3. the first candidate the switches can carry (window, pmtu, MTU) whose grant of 2·window
-//      slots on every switch fits now (Spatial Mux partitions and quotas, memory_ledger.h);
+//   3. the first candidate the switches can carry (window, pmtu, MTU) whose grant of
+//      vocab::group_memory_bytes(window, pmtu) bytes on every switch fits now (Spatial Mux
+//      partitions and quotas, memory_ledger.h). A request without a window gets the window of
+//      the candidate's path bandwidth-delay product (window_sizing.h);
 //   4. else, with Temporal Mux on, the first candidate that fits once the grants of groups idle
 //      for Policy::reclaim_idle_after are reclaimed (oldest idle first, as few as needed);
 //   5. else queue the request (FIFO, with its deadline) or refuse it: RESOURCE_EXHAUSTED
@@ -33,6 +35,7 @@
 #include "manager/core/tenant.h"
 #include "manager/core/topology.h"
 #include "manager/core/tree_builder.h"
+#include "manager/core/window_sizing.h"
 
 namespace epic::manager {
 
@@ -49,6 +52,8 @@ struct Policy {
   std::optional<Millis> reclaim_idle_after{};
   // A request's queue_timeout is capped at this.
   Millis max_queue_wait{60'000};
+  // Declared link speeds, for the window of a group that does not ask for one.
+  LinkSpeeds link_speeds{};
 };
 
 struct JoinResult {
@@ -120,7 +125,8 @@ class IncManager {
     PlanVerdict verdict = PlanVerdict::kNever;  // kFits: admit (after reclaiming `victims`)
     Error error{};                              // otherwise: why not
     IncTree tree{};                             // kFits: endpoints unbound
-    std::vector<SlotGrant> grants{};
+    uint32_t window = 0;                        // kFits: the group's window on that tree
+    std::vector<MemoryGrant> grants{};
     std::vector<uint32_t> victims{};  // Temporal Mux: idle groups whose slots are reclaimed first
   };
 
@@ -129,7 +135,7 @@ class IncManager {
   Admission evaluate(const Group& g, Millis now) const;
   void apply(Group& g, Admission& a, Millis now, Effects& fx);
   std::vector<uint32_t> reclaim_victims(const Group& g,
-                                        const std::vector<std::pair<SwitchId, uint32_t>>& needs,
+                                        const std::vector<std::pair<SwitchId, uint64_t>>& needs,
                                         Millis now) const;
   void reclaim(Group& victim, Millis now, Effects& fx);
   void bind_endpoints(Group& g);

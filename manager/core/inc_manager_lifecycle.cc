@@ -251,9 +251,9 @@ Status IncManager::restore_group(Group g) {
     if (g.grants.size() != g.tree.nodes.size()) return invalid("grants do not match the IncTree");
     for (size_t i = 0; i < g.grants.size(); ++i) {
       if (g.grants[i].switch_id != g.tree.nodes[i].switch_id ||
-          g.grants[i].slots != slots_for_window(g.request.window)) {
+          g.grants[i].bytes != group_memory_bytes(g.request.window, g.request.pmtu)) {
         return invalid("grant on switch " + q(g.grants[i].switch_id) +
-                       " does not match the IncTree and window");
+                       " does not match the IncTree, window and pmtu");
       }
     }
   }

@@ -10,7 +10,7 @@ namespace epic::manager {
 // Installed groups idle for reclaim_idle_after that hold slots the grant could use — on a
 // switch of the tree, or anywhere for the same tenant (its total quota) — oldest idle first.
 std::vector<uint32_t> IncManager::reclaim_victims(
-    const Group& g, const std::vector<std::pair<SwitchId, uint32_t>>& needs, Millis now) const {
+    const Group& g, const std::vector<std::pair<SwitchId, uint64_t>>& needs, Millis now) const {
   std::set<SwitchId> on;
   for (const auto& [sw, n] : needs) on.insert(sw);
   std::vector<const Group*> idle;
@@ -19,7 +19,7 @@ std::vector<uint32_t> IncManager::reclaim_victims(
     if (now - v.last_activity < *policy_.reclaim_idle_after) continue;
     const bool helps = v.request.tenant == g.request.tenant ||
                        std::any_of(v.grants.begin(), v.grants.end(),
-                                   [&](const SlotGrant& s) { return on.count(s.switch_id) > 0; });
+                                   [&](const MemoryGrant& s) { return on.count(s.switch_id) > 0; });
     if (helps) idle.push_back(&v);
   }
   std::sort(idle.begin(), idle.end(), [](const Group* x, const Group* y) {
@@ -32,7 +32,7 @@ std::vector<uint32_t> IncManager::reclaim_victims(
 }
 
 void IncManager::reclaim(Group& victim, Millis now, Effects& fx) {
-  for (const SlotGrant& s : victim.grants) {
+  for (const MemoryGrant& s : victim.grants) {
     fx.actions.push_back(SwitchAction{
         .kind = ActionKind::kDetachSlots, .switch_id = s.switch_id, .group_id = victim.id});
   }
@@ -61,11 +61,11 @@ Result<Effects> IncManager::resume(uint32_t group_id, Millis now) {
                                                           ", not reclaimed");
   }
   const Quota& quota = tenants_.at(g.request.tenant).quota;
-  std::vector<std::pair<SwitchId, uint32_t>> needs;
+  std::vector<std::pair<SwitchId, uint64_t>> needs;
   for (const TreeNode& n : g.tree.nodes) {
-    needs.emplace_back(n.switch_id, static_cast<uint32_t>(slots_for_window(g.request.window)));
+    needs.emplace_back(n.switch_id, group_memory_bytes(g.request.window, g.request.pmtu));
   }
-  GrantPlan plan = ledger_.plan(g.request.tenant, quota, needs);
+  GrantPlan plan = ledger_.plan(g.request.tenant, quota, needs, g.id);
   std::vector<uint32_t> victims;
   if (plan.verdict != PlanVerdict::kFits && plan.verdict != PlanVerdict::kNever &&
       policy_.reclaim_idle_after) {
@@ -74,7 +74,7 @@ Result<Effects> IncManager::resume(uint32_t group_id, Millis now) {
       const Group& vg = groups_.at(v);
       trial.release(vg.request.tenant, vg.grants);
       victims.push_back(v);
-      GrantPlan p = trial.plan(g.request.tenant, quota, needs);
+      GrantPlan p = trial.plan(g.request.tenant, quota, needs, g.id);
       if (p.verdict == PlanVerdict::kFits) {
         plan = std::move(p);
         break;
@@ -94,12 +94,12 @@ Result<Effects> IncManager::resume(uint32_t group_id, Millis now) {
   g.pending.clear();
   g.acked.clear();
   g.last_activity = now;
-  for (const SlotGrant& s : g.grants) {
+  for (const MemoryGrant& s : g.grants) {
     g.pending.insert(s.switch_id);
     fx.actions.push_back(SwitchAction{.kind = ActionKind::kAttachSlots,
                                       .switch_id = s.switch_id,
                                       .group_id = g.id,
-                                      .slots = s.slots});
+                                      .memory_bytes = s.bytes});
   }
   fx.events.push_back({g.id, GroupEventKind::kInstalling, std::nullopt});
   return fx;

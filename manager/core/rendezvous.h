@@ -24,7 +24,7 @@ struct RankJoin {
   std::string group{};  // the group's name
   uint32_t size = 0;    // ranks in the whole group
   RankRequest rank{};
-  uint32_t window = vocab::kDefaultWindow;
+  uint32_t window = vocab::kDefaultWindow;  // 0: sized by the manager (GroupRequest::window)
   uint32_t pmtu = vocab::kDefaultPmtu;
   Millis queue_timeout{0};
 };

@@ -23,7 +23,8 @@
 
 namespace epic::manager {
 
-inline constexpr int kStoreVersion = 1;
+// 2: switch memory in bytes (capacity_bytes, quotas, partitions and grants); 1 counted slots.
+inline constexpr int kStoreVersion = 2;
 
 std::string encode_store(const IncManager& manager);
 

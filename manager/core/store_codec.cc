@@ -181,7 +181,7 @@ json encode(const SwitchSpec& s) {
           {"id", s.id},
           {"inc_ipv4", vocab::format_ipv4(s.inc_ipv4)},
           {"inc_mac", vocab::format_mac(s.inc_mac)},
-          {"slot_capacity", s.slot_capacity},
+          {"capacity_bytes", s.capacity_bytes},
           {"max_window", s.max_window},
           {"max_pmtu", s.max_pmtu},
           {"ports", std::move(ports)}};
@@ -192,7 +192,7 @@ SwitchSpec decode_switch(const json& j) {
   s.id = get_string(j, "id");
   s.inc_ipv4 = get_ipv4(j, "inc_ipv4");
   s.inc_mac = get_mac(j, "inc_mac");
-  s.slot_capacity = static_cast<uint32_t>(get_uint(j, "slot_capacity", UINT32_MAX));
+  s.capacity_bytes = get_uint(j, "capacity_bytes", UINT64_MAX);
   s.max_window = static_cast<uint32_t>(get_uint(j, "max_window", UINT32_MAX));
   s.max_pmtu = static_cast<uint16_t>(get_uint(j, "max_pmtu", UINT16_MAX));
   for (const json& p : get_array(j, "ports")) {
@@ -223,8 +223,8 @@ RankAttachment decode_rank(const json& j) {
 
 json encode(const Tenant& t) {
   json quota = json::object();
-  if (t.quota.max_slots_per_switch) quota["max_slots_per_switch"] = *t.quota.max_slots_per_switch;
-  if (t.quota.max_slots_total) quota["max_slots_total"] = *t.quota.max_slots_total;
+  if (t.quota.max_bytes_per_switch) quota["max_bytes_per_switch"] = *t.quota.max_bytes_per_switch;
+  if (t.quota.max_bytes_total) quota["max_bytes_total"] = *t.quota.max_bytes_total;
   if (t.quota.max_groups) quota["max_groups"] = *t.quota.max_groups;
   if (t.quota.max_ranks_per_group) quota["max_ranks_per_group"] = *t.quota.max_ranks_per_group;
   json reserved = json::object();
@@ -232,7 +232,7 @@ json encode(const Tenant& t) {
   return {{"record", "tenant"},
           {"name", t.name},
           {"quota", std::move(quota)},
-          {"reserved", std::move(reserved)}};
+          {"reserved_bytes", std::move(reserved)}};
 }
 
 Tenant decode_tenant(const json& j) {
@@ -243,16 +243,16 @@ Tenant decode_tenant(const json& j) {
     if (!v) return std::nullopt;
     return static_cast<uint32_t>(*v);
   };
-  t.quota.max_slots_per_switch = u32(get_optional_uint(q, "max_slots_per_switch", UINT32_MAX));
-  t.quota.max_slots_total = get_optional_uint(q, "max_slots_total", UINT64_MAX);
+  t.quota.max_bytes_per_switch = get_optional_uint(q, "max_bytes_per_switch", UINT64_MAX);
+  t.quota.max_bytes_total = get_optional_uint(q, "max_bytes_total", UINT64_MAX);
   t.quota.max_groups = u32(get_optional_uint(q, "max_groups", UINT32_MAX));
   t.quota.max_ranks_per_group = u32(get_optional_uint(q, "max_ranks_per_group", UINT32_MAX));
-  const json& reserved = get_object(j, "reserved");
+  const json& reserved = get_object(j, "reserved_bytes");
   for (auto it = reserved.begin(); it != reserved.end(); ++it) {
-    if (!it->is_number_unsigned() || it->get<uint64_t>() > UINT32_MAX) {
-      fail("reserved slots on \"" + it.key() + "\" are not a 32-bit unsigned integer");
+    if (!it->is_number_unsigned()) {
+      fail("reserved bytes on \"" + it.key() + "\" are not an unsigned integer");
     }
-    t.reserved[it.key()] = it->get<uint32_t>();
+    t.reserved[it.key()] = it->get<uint64_t>();
   }
   return t;
 }
@@ -267,7 +267,7 @@ json encode(const Group& g) {
   json grants = json::array();
   for (const auto& s : g.grants) {
     grants.push_back(
-        {{"switch", s.switch_id}, {"slots", s.slots}, {"from_partition", s.from_partition}});
+        {{"switch", s.switch_id}, {"bytes", s.bytes}, {"from_partition", s.from_partition}});
   }
   return {{"record", "group"},
           {"id", g.id},
@@ -321,9 +321,8 @@ Group decode_group(const json& j) {
   }
   g.tree = decode_tree(get_object(j, "tree"));
   for (const json& sj : get_array(j, "grants")) {
-    g.grants.push_back({get_string(sj, "switch"),
-                        static_cast<uint32_t>(get_uint(sj, "slots", UINT32_MAX)),
-                        static_cast<uint32_t>(get_uint(sj, "from_partition", UINT32_MAX))});
+    g.grants.push_back({get_string(sj, "switch"), get_uint(sj, "bytes", UINT64_MAX),
+                        get_uint(sj, "from_partition", UINT64_MAX)});
   }
   const std::string op = get_string(j, "pending_op");
   if (op == "none") {

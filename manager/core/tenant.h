@@ -1,7 +1,7 @@
 // Tenant: who owns a group, and the Spatial Mux policy that applies to it (docs/design.md, seed
-// "资源分配策略"): quotas (a cap on the slots a tenant may hold on any one switch and in all, on
-// its concurrent groups and on the size of one group) and static partitions (slots reserved
-// for the tenant on named switches, which no other tenant may use). An absent limit is no
+// "资源分配策略"): quotas (a cap on the bytes of switch memory a tenant may hold on any one switch
+// and in all, on its concurrent groups and on the size of one group) and static partitions (bytes
+// reserved for the tenant on named switches, which no other tenant may use). An absent limit is no
 // limit.
 // Threading: plain values.
 #pragma once
@@ -16,9 +16,9 @@
 namespace epic::manager {
 
 struct Quota {
-  std::optional<uint32_t> max_slots_per_switch{};
-  std::optional<uint64_t> max_slots_total{};
-  std::optional<uint32_t> max_groups{};  // live groups (queued ones included)
+  std::optional<uint64_t> max_bytes_per_switch{};  // switch memory on any one switch
+  std::optional<uint64_t> max_bytes_total{};       // switch memory over all switches
+  std::optional<uint32_t> max_groups{};            // live groups (queued ones included)
   std::optional<uint32_t> max_ranks_per_group{};
   friend bool operator==(const Quota&, const Quota&) = default;
 };
@@ -26,9 +26,9 @@ struct Quota {
 struct Tenant {
   std::string name{};
   Quota quota{};
-  // Spatial Mux: slots on each switch reserved for this tenant alone. The tenant draws on its
-  // partition first, then on the switch's shared pool (capacity minus all partitions).
-  std::map<SwitchId, uint32_t> reserved{};
+  // Spatial Mux: bytes of memory on each switch reserved for this tenant alone. The tenant draws on
+  // its partition first, then on the switch's shared pool (capacity minus all partitions).
+  std::map<SwitchId, uint64_t> reserved{};
   friend bool operator==(const Tenant&, const Tenant&) = default;
 };
 

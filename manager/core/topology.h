@@ -1,6 +1,6 @@
 // Topology: what IncManager knows of the fabric — the switches (each an incd with one INC
-// address, named ports, a slot capacity and the largest window and pmtu its engine accepts),
-// which rank NIC address sits behind which switch port, and the switch-to-switch links.
+// address, named ports, a memory capacity in bytes and the largest window and pmtu its engine
+// accepts), which rank NIC address sits behind which switch port, and the switch-to-switch links.
 // Every mutation is validated as a whole and either applies or returns a precise error; a
 // Topology is always consistent (links and ranks name existing switches and ports, a port
 // carries one link or only ranks).
@@ -30,9 +30,9 @@ struct SwitchSpec {
   uint32_t inc_ipv4 = 0;  // the INC address the switch's virtual QPs live on (host order)
   vocab::MacAddr inc_mac{};
   std::vector<PortSpec> ports{};
-  // Slots the indirection layer can grant (docs/manager.md: one slot holds one PSN's
-  // accumulator and result for the switch's max_pmtu).
-  uint32_t slot_capacity = 0;
+  // Bytes of slot memory the indirection layer can grant (docs/manager.md; a group context
+  // costs vocab::group_memory_bytes(window, pmtu)).
+  uint64_t capacity_bytes = 0;
   uint32_t max_window =
       vocab::kDefaultSwitchMaxWindow;   // largest MW the switch accepts (a power of two)
   uint16_t max_pmtu = vocab::kMaxPmtu;  // largest pmtu the switch accepts

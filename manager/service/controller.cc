@@ -19,8 +19,17 @@ grpc::Status to_grpc(const Error& e) {
 
 grpc::Status to_grpc(const Status& s) { return s.ok() ? grpc::Status::OK : to_grpc(s.error()); }
 
+namespace {
+// The policy with the declared link speeds (the fabric file's) added to it.
+ServiceOptions with_declared_speeds(ServiceOptions o) {
+  o.policy.link_speeds.links.insert(o.declared.speeds.links.begin(), o.declared.speeds.links.end());
+  o.policy.link_speeds.ranks.insert(o.declared.speeds.ranks.begin(), o.declared.speeds.ranks.end());
+  return o;
+}
+}  // namespace
+
 Controller::Controller(ServiceOptions options, std::shared_ptr<spdlog::logger> log)
-    : options_(std::move(options)),
+    : options_(with_declared_speeds(std::move(options))),
       log_(std::move(log)),
       core_(options_.policy),
       rendezvous_(options_.rendezvous_timeout) {}
@@ -58,8 +67,8 @@ Status Controller::start(Millis now) {
   }
   for (Tenant t : options_.declared.tenants) {
     // A partition on a switch that has not registered yet waits for it (apply_declared).
-    for (const auto& [sw, slots] : t.reserved) {
-      declared_reservations_[t.name][sw] = slots;
+    for (const auto& [sw, bytes] : t.reserved) {
+      declared_reservations_[t.name][sw] = bytes;
     }
     std::erase_if(t.reserved,
                   [&](const auto& r) { return !core_.topology().find_switch(r.first); });
@@ -157,8 +166,10 @@ void Controller::rejoin(const Group& g, const RankJoin& j, Waiter waiter, Millis
   for (const RankRequest& r : g.request.ranks) {
     if (r.rank == j.rank.rank) mine = &r;
   }
-  if (g.request.ranks.size() != j.size || g.request.window != j.window ||
-      g.request.pmtu != j.pmtu || !mine || mine->ipv4 != j.rank.ipv4 || mine->qpn != j.rank.qpn) {
+  // A rank that left the window to the manager (0) accepts the one the manager chose.
+  const bool same_window = j.window == 0 || g.request.window == j.window;
+  if (g.request.ranks.size() != j.size || !same_window || g.request.pmtu != j.pmtu || !mine ||
+      mine->ipv4 != j.rank.ipv4 || mine->qpn != j.rank.qpn) {
     return reply(grpc::Status(grpc::StatusCode::ALREADY_EXISTS,
                               what +
                                   " already exists with other parameters or another endpoint "

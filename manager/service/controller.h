@@ -150,7 +150,7 @@ class Controller {
   std::unique_ptr<StateDirLock> state_lock_{};  // held while running with a --state-dir
   // Declared partitions on switches not registered yet (tenant -> switch -> slots), applied
   // when the switch registers (and again after it was removed and comes back).
-  std::map<std::string, std::map<SwitchId, uint32_t>> declared_reservations_{};
+  std::map<std::string, std::map<SwitchId, uint64_t>> declared_reservations_{};
 };
 
 grpc::Status to_grpc(const Error& e);

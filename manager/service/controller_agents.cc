@@ -105,8 +105,8 @@ void Controller::on_register(const ChannelPtr& channel, const pb::Register& reg,
   s.last_seen = now;
   s.peer = channel->peer();
   s.version = reg.agent_version();
-  log_->info("switch {} registered from {} ({} port(s), {} slots, {} installed group(s))", id,
-             s.peer, reg.ports_size(), reg.slot_capacity(), reg.installed_size());
+  log_->info("switch {} registered from {} ({} port(s), {} bytes of memory, {} installed group(s))",
+             id, s.peer, reg.ports_size(), reg.capacity_bytes(), reg.installed_size());
   pb::ManagerMessage hello;
   hello.mutable_registered()->set_heartbeat_interval_ms(
       static_cast<uint32_t>(options_.heartbeat_interval.count()));
@@ -137,20 +137,20 @@ void Controller::resync(const SwitchId& id, const pb::Register& reg) {
     const pb::InstalledGroup* mine = has.count(gid) ? has[gid] : nullptr;
     const bool same = mine && same_context(mine->context(), to_proto(*ctx));
     const bool pending = g.pending.count(id) > 0;
-    const auto action = [&](ActionKind kind, uint32_t slots) {
+    const auto action = [&](ActionKind kind, uint64_t bytes) {
       return SwitchAction{.kind = kind,
                           .switch_id = id,
                           .group_id = gid,
                           .context = kind == ActionKind::kInstallContext ? ctx : std::nullopt,
-                          .slots = slots};
+                          .memory_bytes = bytes};
     };
     // The agent refuses to replace a context: one that differs from ours goes first.
     if (mine && !same) actions.emplace_back(action(ActionKind::kRemoveContext, 0), true);
     if (g.state == GroupState::kInstalling && pending) {
       // The core waits for this switch: its answer completes the operation.
       const bool attach = g.pending_op == PendingOp::kAttach && same;
-      actions.emplace_back(attach ? action(ActionKind::kAttachSlots, ctx->slots)
-                                  : action(ActionKind::kInstallContext, ctx->slots),
+      actions.emplace_back(attach ? action(ActionKind::kAttachSlots, ctx->memory_bytes)
+                                  : action(ActionKind::kInstallContext, ctx->memory_bytes),
                            false);
       continue;
     }
@@ -162,7 +162,7 @@ void Controller::resync(const SwitchId& id, const pb::Register& reg) {
       continue;
     }
     if (!same || !mine->slots_attached()) {
-      actions.emplace_back(action(ActionKind::kInstallContext, ctx->slots), true);
+      actions.emplace_back(action(ActionKind::kInstallContext, ctx->memory_bytes), true);
     }
   }
   sessions_.at(id).channel->send(keep);
@@ -250,9 +250,9 @@ void Controller::apply_declared() {
     if (it == core_.tenants().end()) continue;  // removed by an operator since
     Tenant t = it->second;
     bool changed = false;
-    for (const auto& [sw, slots] : wanted) {
+    for (const auto& [sw, bytes] : wanted) {
       if (!core_.topology().find_switch(sw) || t.reserved.count(sw)) continue;
-      t.reserved[sw] = slots;
+      t.reserved[sw] = bytes;
       changed = true;
     }
     if (!changed) continue;

@@ -91,7 +91,7 @@ void Controller::memory(pb::GetMemoryResponse& out) const {
   for (const auto& [name, t] : core_.tenants()) {
     auto* total = out.add_tenants();
     total->set_tenant(name);
-    total->set_held(core_.ledger().held_total(name));
+    total->set_held_bytes(core_.ledger().held_total(name));
     uint32_t groups = 0;
     for (const auto& [id, g] : core_.groups()) groups += g.request.tenant == name ? 1 : 0;
     total->set_groups(groups);

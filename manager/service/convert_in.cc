@@ -7,6 +7,7 @@
 #include "manager/core/limits.h"
 #include "proto/vocab/addr.h"
 #include "proto/vocab/limits.h"
+#include "proto/vocab/memory.h"
 
 namespace epic::manager::service {
 namespace {
@@ -123,8 +124,9 @@ Result<RankJoin> rank_join_from(const pb::JoinGroupRequest& r) {
   }
   j.rank = endpoint.value();
   j.rank.rank = r.rank();
-  j.window = r.has_window() ? r.window() : kDefaultWindow;
-  if (!valid_window(j.window)) {
+  // Unset: 0, the manager sizes the window from the path's bandwidth-delay product.
+  j.window = r.has_window() ? r.window() : 0;
+  if (r.has_window() && !valid_window(j.window)) {
     return invalid("window", std::to_string(j.window) + " is not a power of two in 1.." +
                                  std::to_string(vocab::kMaxWindow));
   }
@@ -167,10 +169,19 @@ Result<SwitchSpec> switch_spec_from(const pb::Register& r) {
     }
     s.ports.push_back({p.name(), static_cast<uint16_t>(p.mtu())});
   }
-  if (r.slot_capacity() == 0) {
-    return invalid("registration.slot_capacity", "must be >= 1 (the slots the switch can grant)");
+  if (r.slot_capacity() != 0) {
+    return invalid("registration.slot_capacity",
+                   "slots are no longer counted: set registration.capacity_bytes (this incd is "
+                   "older than the manager; upgrade it)");
   }
-  s.slot_capacity = r.slot_capacity();
+  const uint64_t smallest = vocab::group_memory_bytes(1, vocab::kMinPmtu);
+  if (r.capacity_bytes() < smallest) {
+    return invalid("registration.capacity_bytes",
+                   std::to_string(r.capacity_bytes()) + " bytes is less than the smallest group " +
+                       "context (" + std::to_string(smallest) + " bytes: window 1, pmtu " +
+                       std::to_string(vocab::kMinPmtu) + ")");
+  }
+  s.capacity_bytes = r.capacity_bytes();
   s.max_window = r.max_window() == 0 ? vocab::kDefaultSwitchMaxWindow : r.max_window();
   if (!valid_window(s.max_window)) {
     return invalid("registration.max_window", std::to_string(s.max_window) +
@@ -215,8 +226,20 @@ Result<Tenant> tenant_from(std::string_view field, const pb::Tenant& t) {
   Tenant out;
   out.name = t.name();
   const auto& q = t.quota();
-  if (q.has_max_slots_per_switch()) out.quota.max_slots_per_switch = q.max_slots_per_switch();
-  if (q.has_max_slots_total()) out.quota.max_slots_total = q.max_slots_total();
+  if (q.has_max_slots_per_switch()) {
+    return invalid(join_path(field, "quota.max_slots_per_switch"),
+                   "slots are no longer counted: set quota.max_bytes_per_switch (bytes)");
+  }
+  if (q.has_max_slots_total()) {
+    return invalid(join_path(field, "quota.max_slots_total"),
+                   "slots are no longer counted: set quota.max_bytes_total (bytes)");
+  }
+  if (!t.reserved().empty()) {
+    return invalid(join_path(field, "reserved"),
+                   "slots are no longer counted: set reserved_bytes (switch -> bytes)");
+  }
+  if (q.has_max_bytes_per_switch()) out.quota.max_bytes_per_switch = q.max_bytes_per_switch();
+  if (q.has_max_bytes_total()) out.quota.max_bytes_total = q.max_bytes_total();
   if (q.has_max_groups()) out.quota.max_groups = q.max_groups();
   if (q.has_max_ranks_per_group()) {
     if (q.max_ranks_per_group() == 0) {
@@ -224,11 +247,11 @@ Result<Tenant> tenant_from(std::string_view field, const pb::Tenant& t) {
     }
     out.quota.max_ranks_per_group = q.max_ranks_per_group();
   }
-  for (const auto& [sw, slots] : t.reserved()) {
+  for (const auto& [sw, bytes] : t.reserved_bytes()) {
     if (!valid_name(sw)) {
-      return invalid(join_path(field, "reserved"), "'" + sw + "' is not a switch name");
+      return invalid(join_path(field, "reserved_bytes"), "'" + sw + "' is not a switch name");
     }
-    out.reserved[sw] = slots;
+    out.reserved[sw] = bytes;
   }
   return out;
 }

@@ -39,7 +39,7 @@ void normalise(pb::Endpoint& e) {
 
 pb::SwitchContext comparable(const pb::SwitchContext& c) {
   pb::SwitchContext out = c;
-  out.clear_slots();  // attached or detached is compared on its own
+  out.clear_memory_bytes();  // attached or detached is compared on its own
   for (auto& child : *out.mutable_children()) {
     child.clear_child_port();
     normalise(*child.mutable_remote());
@@ -72,7 +72,7 @@ pb::SwitchContext to_proto(const SwitchContext& c) {
   out.set_pmtu(c.pmtu);
   for (const TreeChild& child : c.children) fill_child(*out.add_children(), child);
   if (c.parent) fill_parent(*out.mutable_parent(), *c.parent);
-  out.set_slots(c.slots);
+  out.set_memory_bytes(c.memory_bytes);
   return out;
 }
 
@@ -95,7 +95,7 @@ pb::Action to_proto(const SwitchAction& a, uint64_t action_id) {
   }
   out.set_group_id(a.group_id);
   if (a.context) *out.mutable_context() = to_proto(*a.context);
-  out.set_slots(a.slots);
+  out.set_memory_bytes(a.memory_bytes);
   return out;
 }
 
@@ -119,11 +119,11 @@ pb::Tenant to_proto(const Tenant& t) {
   pb::Tenant out;
   out.set_name(t.name);
   auto* q = out.mutable_quota();
-  if (t.quota.max_slots_per_switch) q->set_max_slots_per_switch(*t.quota.max_slots_per_switch);
-  if (t.quota.max_slots_total) q->set_max_slots_total(*t.quota.max_slots_total);
+  if (t.quota.max_bytes_per_switch) q->set_max_bytes_per_switch(*t.quota.max_bytes_per_switch);
+  if (t.quota.max_bytes_total) q->set_max_bytes_total(*t.quota.max_bytes_total);
   if (t.quota.max_groups) q->set_max_groups(*t.quota.max_groups);
   if (t.quota.max_ranks_per_group) q->set_max_ranks_per_group(*t.quota.max_ranks_per_group);
-  for (const auto& [sw, slots] : t.reserved) (*out.mutable_reserved())[sw] = slots;
+  for (const auto& [sw, bytes] : t.reserved) (*out.mutable_reserved_bytes())[sw] = bytes;
   return out;
 }
 
@@ -171,11 +171,11 @@ pb::GroupInfo group_info(const Group& g) {
       if (n.parent) fill_parent(*node->mutable_parent(), *n.parent);
     }
   }
-  for (const SlotGrant& s : g.grants) {
+  for (const MemoryGrant& s : g.grants) {
     auto* grant = out.add_grants();
     grant->set_switch_id(s.switch_id);
-    grant->set_slots(s.slots);
-    grant->set_from_partition(s.from_partition);
+    grant->set_bytes(s.bytes);
+    grant->set_from_partition_bytes(s.from_partition);
   }
   out.set_reason(g.state == GroupState::kBroken ? g.broken_reason : g.wait_reason);
   out.set_created_unix_ms(g.created.count());
@@ -193,17 +193,18 @@ pb::SwitchInfo switch_info(const SwitchSpec& s, const IncManager& core) {
     port->set_name(p.name);
     port->set_mtu(p.mtu);
   }
-  out.set_slot_capacity(s.slot_capacity);
+  out.set_capacity_bytes(s.capacity_bytes);
   out.set_max_window(s.max_window);
   out.set_max_pmtu(s.max_pmtu);
-  uint32_t granted = 0, groups = 0;
+  uint64_t granted = 0;
+  uint32_t groups = 0;
   for (const auto& [id, g] : core.groups()) {
     if (g.tree.node(s.id)) ++groups;
-    for (const SlotGrant& grant : g.grants) {
-      if (grant.switch_id == s.id) granted += grant.slots;
+    for (const MemoryGrant& grant : g.grants) {
+      if (grant.switch_id == s.id) granted += grant.bytes;
     }
   }
-  out.set_slots_granted(granted);
+  out.set_granted_bytes(granted);
   out.set_groups(groups);
   return out;
 }
@@ -211,20 +212,20 @@ pb::SwitchInfo switch_info(const SwitchSpec& s, const IncManager& core) {
 pb::SwitchMemory switch_memory(const SwitchId& id, const SwitchBook& book, const IncManager& core) {
   pb::SwitchMemory out;
   out.set_switch_id(id);
-  out.set_capacity(book.capacity);
-  uint32_t granted = 0;
+  out.set_capacity_bytes(book.capacity);
+  uint64_t granted = 0;
   for (const auto& [tenant, held] : book.held) granted += held;
-  out.set_granted(granted);
-  out.set_free(book.capacity - granted);
-  out.set_shared_capacity(book.shared_capacity());
-  out.set_shared_used(book.shared_used);
+  out.set_granted_bytes(granted);
+  out.set_free_bytes(book.capacity - granted);
+  out.set_shared_capacity_bytes(book.shared_capacity());
+  out.set_shared_used_bytes(book.shared_used);
   for (const auto& [name, tenant] : core.tenants()) {
     auto* t = out.add_tenants();
     t->set_tenant(name);
     auto r = book.reserved.find(name);
-    t->set_reserved(r == book.reserved.end() ? 0 : r->second);
-    t->set_held(core.ledger().held_on(name, id));
-    t->set_free(core.ledger().free_for(name, id));
+    t->set_reserved_bytes(r == book.reserved.end() ? 0 : r->second);
+    t->set_held_bytes(core.ledger().held_on(name, id));
+    t->set_free_bytes(core.ledger().free_for(name, id));
   }
   return out;
 }
@@ -232,9 +233,9 @@ pb::SwitchMemory switch_memory(const SwitchId& id, const SwitchBook& book, const
 std::optional<SwitchContext> context_on(const Group& g, const SwitchId& sw) {
   const TreeNode* n = g.tree.node(sw);
   if (!n) return std::nullopt;
-  uint32_t slots = 0;
-  for (const SlotGrant& s : g.grants) {
-    if (s.switch_id == sw) slots = s.slots;
+  uint64_t bytes = 0;
+  for (const MemoryGrant& s : g.grants) {
+    if (s.switch_id == sw) bytes = s.bytes;
   }
   return SwitchContext{.group_id = g.id,
                        .num_ranks = static_cast<uint32_t>(g.request.ranks.size()),
@@ -243,7 +244,7 @@ std::optional<SwitchContext> context_on(const Group& g, const SwitchId& sw) {
                        .pmtu = g.request.pmtu,
                        .children = n->children,
                        .parent = n->parent,
-                       .slots = slots};
+                       .memory_bytes = bytes};
 }
 
 bool same_context(const pb::SwitchContext& agent, const pb::SwitchContext& manager) {

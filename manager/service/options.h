@@ -19,6 +19,7 @@ struct Declared {
   std::vector<Link> links{};
   std::vector<RankAttachment> ranks{};
   std::vector<Tenant> tenants{};
+  LinkSpeeds speeds{};  // the links' and ranks' declared bandwidth_gbps / rtt_us
 };
 
 struct ServiceOptions {

@@ -2,7 +2,9 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cmath>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -10,6 +12,10 @@
 
 namespace epic::manager::service {
 namespace {
+
+// Bounds of a declared link speed: 10 Tb/s, 1 s.
+constexpr double kMaxLinkGbps = 10'000;
+constexpr double kMaxLinkRttUs = 1'000'000;
 
 struct Context {
   const std::string& file;
@@ -46,6 +52,44 @@ Result<T> number(const Context& c, const YAML::Node& n, const std::string& path)
   }
 }
 
+// A link's bandwidth_gbps / rtt_us: a number > 0 and at most `most`.
+Result<double> positive(const Context& c, const YAML::Node& n, const std::string& path, double most,
+                        const char* unit) {
+  double v = 0;
+  try {
+    v = n.as<double>();
+  } catch (const YAML::Exception&) {
+    return c.error(path, "expected a number of " + std::string(unit) + " > 0");
+  }
+  if (!std::isfinite(v) || v <= 0) {
+    return c.error(path, "must be > 0 (" + std::string(unit) + "), not " + n.as<std::string>());
+  }
+  if (v > most) {
+    return c.error(path, n.as<std::string>() + " " + unit + " is out of range (at most " +
+                             std::to_string(static_cast<long long>(most)) + ")");
+  }
+  return v;
+}
+
+// The optional bandwidth_gbps and rtt_us of the link declared at `n` (kDefaultLinkSpeed's
+// otherwise); nullopt when it declares neither.
+Result<std::optional<LinkSpeed>> link_speed(const Context& c, const YAML::Node& n,
+                                            const std::string& path) {
+  if (!n.IsMap() || (!n["bandwidth_gbps"] && !n["rtt_us"])) return std::optional<LinkSpeed>{};
+  LinkSpeed speed = kDefaultLinkSpeed;
+  if (n["bandwidth_gbps"]) {
+    auto v = positive(c, n["bandwidth_gbps"], path + ".bandwidth_gbps", kMaxLinkGbps, "Gb/s");
+    if (!v.ok()) return v.error();
+    speed.bandwidth_gbps = v.value();
+  }
+  if (n["rtt_us"]) {
+    auto v = positive(c, n["rtt_us"], path + ".rtt_us", kMaxLinkRttUs, "µs");
+    if (!v.ok()) return v.error();
+    speed.rtt_us = v.value();
+  }
+  return std::optional<LinkSpeed>{speed};
+}
+
 // Errors from convert_in carry "field: why"; prefix them with the file.
 Error in_file(const Context& c, const std::string& path, const Error& e) {
   return c.error(path, e.message);
@@ -61,7 +105,9 @@ Status parse_links(const Context& c, const YAML::Node& links, Declared& out) {
       a = n[0];
       b = n[1];
     } else {
-      if (Status s = only_keys(c, n, path, {"a", "b"}); !s.ok()) return s;
+      if (Status s = only_keys(c, n, path, {"a", "b", "bandwidth_gbps", "rtt_us"}); !s.ok()) {
+        return s;
+      }
       a = n["a"];
       b = n["b"];
     }
@@ -76,6 +122,9 @@ Status parse_links(const Context& c, const YAML::Node& links, Declared& out) {
     Link l{pa.value(), pb.value()};
     if (l.a == l.b) return c.error(path, "a link joins two different ports");
     if (l.b < l.a) std::swap(l.a, l.b);
+    auto speed = link_speed(c, n, path);
+    if (!speed.ok()) return speed.error();
+    if (speed.value()) out.speeds.links[l] = *speed.value();
     out.links.push_back(l);
   }
   return {};
@@ -86,7 +135,10 @@ Status parse_ranks(const Context& c, const YAML::Node& ranks, Declared& out) {
   for (size_t i = 0; i < ranks.size(); ++i) {
     const std::string path = "ranks[" + std::to_string(i) + "]";
     const YAML::Node& n = ranks[i];
-    if (Status s = only_keys(c, n, path, {"ipv4", "mac", "at"}); !s.ok()) return s;
+    if (Status s = only_keys(c, n, path, {"ipv4", "mac", "at", "bandwidth_gbps", "rtt_us"});
+        !s.ok()) {
+      return s;
+    }
     pb::RankAttachment r;
     for (const char* key : {"ipv4", "mac", "at"}) {
       auto v = scalar(c, n[key], path + "." + key);
@@ -102,6 +154,9 @@ Status parse_ranks(const Context& c, const YAML::Node& ranks, Declared& out) {
     }
     auto a = attachment_from("", r);
     if (!a.ok()) return in_file(c, path, a.error());
+    auto speed = link_speed(c, n, path);
+    if (!speed.ok()) return speed.error();
+    if (speed.value()) out.speeds.ranks[a.value().ipv4] = *speed.value();
     out.ranks.push_back(a.value());
   }
   return {};
@@ -112,9 +167,18 @@ Status parse_tenants(const Context& c, const YAML::Node& tenants, Declared& out)
   for (size_t i = 0; i < tenants.size(); ++i) {
     const std::string path = "tenants[" + std::to_string(i) + "]";
     const YAML::Node& n = tenants[i];
+    for (const char* old : {"max_slots_per_switch", "max_slots_total", "reserved"}) {
+      if (n.IsMap() && n[old]) {
+        return c.error(path + "." + old,
+                       std::string("slots are no longer counted: use ") +
+                           (std::string(old) == "reserved" ? "reserved_bytes"
+                                                           : "max_bytes" + std::string(old + 9)) +
+                           " (bytes of switch memory)");
+      }
+    }
     if (Status s = only_keys(c, n, path,
-                             {"name", "max_slots_per_switch", "max_slots_total", "max_groups",
-                              "max_ranks_per_group", "reserved"});
+                             {"name", "max_bytes_per_switch", "max_bytes_total", "max_groups",
+                              "max_ranks_per_group", "reserved_bytes"});
         !s.ok()) {
       return s;
     }
@@ -123,15 +187,15 @@ Status parse_tenants(const Context& c, const YAML::Node& tenants, Declared& out)
     if (!name.ok()) return name.error();
     t.set_name(name.value());
     auto* q = t.mutable_quota();
-    if (n["max_slots_per_switch"]) {
-      auto v = number<uint32_t>(c, n["max_slots_per_switch"], path + ".max_slots_per_switch");
+    if (n["max_bytes_per_switch"]) {
+      auto v = number<uint64_t>(c, n["max_bytes_per_switch"], path + ".max_bytes_per_switch");
       if (!v.ok()) return v.error();
-      q->set_max_slots_per_switch(v.value());
+      q->set_max_bytes_per_switch(v.value());
     }
-    if (n["max_slots_total"]) {
-      auto v = number<uint64_t>(c, n["max_slots_total"], path + ".max_slots_total");
+    if (n["max_bytes_total"]) {
+      auto v = number<uint64_t>(c, n["max_bytes_total"], path + ".max_bytes_total");
       if (!v.ok()) return v.error();
-      q->set_max_slots_total(v.value());
+      q->set_max_bytes_total(v.value());
     }
     if (n["max_groups"]) {
       auto v = number<uint32_t>(c, n["max_groups"], path + ".max_groups");
@@ -143,13 +207,13 @@ Status parse_tenants(const Context& c, const YAML::Node& tenants, Declared& out)
       if (!v.ok()) return v.error();
       q->set_max_ranks_per_group(v.value());
     }
-    if (const YAML::Node& r = n["reserved"]) {
-      if (!r.IsMap()) return c.error(path + ".reserved", "expected a mapping switch: slots");
+    if (const YAML::Node& r = n["reserved_bytes"]) {
+      if (!r.IsMap()) return c.error(path + ".reserved_bytes", "expected a mapping switch: bytes");
       for (const auto& kv : r) {
         const std::string sw = kv.first.as<std::string>();
-        auto v = number<uint32_t>(c, kv.second, path + ".reserved." + sw);
+        auto v = number<uint64_t>(c, kv.second, path + ".reserved_bytes." + sw);
         if (!v.ok()) return v.error();
-        (*t.mutable_reserved())[sw] = v.value();
+        (*t.mutable_reserved_bytes())[sw] = v.value();
       }
     }
     auto tenant = tenant_from("", t);

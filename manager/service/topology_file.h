@@ -2,18 +2,21 @@
 // addresses behind switch ports) and --tenants FILE (tenants with quotas and Spatial Mux
 // partitions). YAML or JSON (JSON is YAML); unknown keys are refused. Shape (docs/manager.md):
 //
-//   links:                                # either form
-//     - {a: leaf0:up0, b: spine0:down0}
-//     - [leaf1:up0, spine0:down1]
-//   ranks:
+//   links:                                # either form; the mapping may add a speed
+//     - {a: leaf0:up0, b: spine0:down0, bandwidth_gbps: 400, rtt_us: 4}
+//     - [leaf1:up0, spine0:down1]         # default speed: 100 Gb/s, 10 us
+//   ranks:                                # bandwidth_gbps / rtt_us of the rank's cable, optional
 //     - {ipv4: 10.77.0.1, mac: "02:00:00:00:00:01", at: leaf0:p0}
-//   tenants:
+//   tenants:                              # memory in bytes
 //     - name: team-a
-//       max_slots_per_switch: 512         # quota keys are optional (absent: no limit)
-//       max_slots_total: 4096
+//       max_bytes_per_switch: 1589248     # quota keys are optional (absent: no limit)
+//       max_bytes_total: 12713984
 //       max_groups: 8
 //       max_ranks_per_group: 64
-//       reserved: {leaf0: 128}            # Spatial Mux partition per switch
+//       reserved_bytes: {leaf0: 397312}   # Spatial Mux partition per switch
+//
+// Link speeds (> 0, at most 10000 Gb/s and 1 s) size the windows of groups that do not ask for
+// one (manager/core/window_sizing.h). The slot keys of earlier versions are refused.
 //
 // Threading: pure functions plus reading the file.
 #pragma once

@@ -7,7 +7,6 @@
 #include <grpcpp/grpcpp.h>
 
 #include <CLI/CLI.hpp>
-#include <charconv>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -108,22 +107,24 @@ int main(int argc, char** argv) {
   auto* tree = app.add_subcommand("tree", "a group's IncTree, switch by switch");
   uint32_t tree_group = 0;
   tree->add_option("GROUP", tree_group, "group id")->required();
-  auto* memory = app.add_subcommand("memory", "INC memory (slots) per switch and tenant");
+  auto* memory = app.add_subcommand("memory", "INC memory (bytes) per switch and tenant");
   auto* tenants = app.add_subcommand("tenants", "tenants, quotas and Spatial Mux partitions");
   auto* topology = app.add_subcommand("topology", "switches, links and rank addresses");
   auto* telemetry = app.add_subcommand("telemetry", "per-group counters from the agents");
 
   auto* create_tenant = app.add_subcommand("create-tenant", "create or replace a tenant");
   std::string name;
-  std::optional<uint32_t> per_switch, groups_max, ranks_max;
-  std::optional<uint64_t> total;
+  std::optional<uint32_t> groups_max, ranks_max;
+  std::optional<std::string> per_switch, total;
   std::vector<std::string> reserve;
   create_tenant->add_option("NAME", name, "tenant name")->required();
-  create_tenant->add_option("--max-slots-per-switch", per_switch, "quota");
-  create_tenant->add_option("--max-slots-total", total, "quota");
+  create_tenant->add_option("--max-bytes-per-switch", per_switch,
+                            "quota: BYTES of switch memory on any switch (suffix KiB, MiB, GiB)");
+  create_tenant->add_option("--max-bytes-total", total, "quota: BYTES over all switches");
   create_tenant->add_option("--max-groups", groups_max, "quota");
   create_tenant->add_option("--max-ranks-per-group", ranks_max, "quota");
-  create_tenant->add_option("--reserve", reserve, "SWITCH=SLOTS Spatial Mux partition (repeat)");
+  create_tenant->add_option("--reserve", reserve,
+                            "SWITCH=BYTES Spatial Mux partition (suffix KiB, MiB, GiB; repeat)");
 
   auto* add_link = app.add_subcommand("add-link", "declare a switch-to-switch link");
   std::string link_a, link_b;
@@ -203,25 +204,36 @@ int main(int argc, char** argv) {
     pb::SetTenantRequest req;
     auto* t = req.mutable_tenant();
     t->set_name(name);
-    if (per_switch) t->mutable_quota()->set_max_slots_per_switch(*per_switch);
-    if (total) t->mutable_quota()->set_max_slots_total(*total);
+    const std::pair<const std::optional<std::string>*, const char*> quotas[] = {
+        {&per_switch, "--max-bytes-per-switch"}, {&total, "--max-bytes-total"}};
+    for (const auto& [value, flag] : quotas) {
+      if (!*value) continue;
+      const std::optional<uint64_t> bytes = parse_bytes(**value);
+      if (!bytes) {
+        std::fprintf(stderr, "incctl: %s %s: expected BYTES (digits, optional KiB/MiB/GiB)\n", flag,
+                     (*value)->c_str());
+        return 3;
+      }
+      if (value == &per_switch) {
+        t->mutable_quota()->set_max_bytes_per_switch(*bytes);
+      } else {
+        t->mutable_quota()->set_max_bytes_total(*bytes);
+      }
+    }
     if (groups_max) t->mutable_quota()->set_max_groups(*groups_max);
     if (ranks_max) t->mutable_quota()->set_max_ranks_per_group(*ranks_max);
     for (const std::string& r : reserve) {
       const auto eq = r.find('=');
-      if (eq == std::string::npos) {
-        std::fprintf(stderr, "incctl: --reserve %s: expected SWITCH=SLOTS\n", r.c_str());
-        return 3;
-      }
-      const std::string_view digits = std::string_view(r).substr(eq + 1);
-      uint32_t slots = 0;
-      const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), slots);
-      if (ec != std::errc() || end != digits.data() + digits.size() || eq == 0) {
-        std::fprintf(stderr, "incctl: --reserve %s: expected SWITCH=SLOTS (SLOTS < 2^32)\n",
+      const std::optional<uint64_t> bytes = eq == std::string::npos || eq == 0
+                                                ? std::nullopt
+                                                : parse_bytes(std::string_view(r).substr(eq + 1));
+      if (!bytes) {
+        std::fprintf(stderr,
+                     "incctl: --reserve %s: expected SWITCH=BYTES (digits, optional KiB/MiB/GiB)\n",
                      r.c_str());
         return 3;
       }
-      (*t->mutable_reserved())[r.substr(0, eq)] = slots;
+      (*t->mutable_reserved_bytes())[r.substr(0, eq)] = *bytes;
     }
     return call<pb::SetTenantResponse>(
         o, [&](Stub& s, auto& c, auto& r) { return s.SetTenant(&c, req, &r); },

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <cstdio>
 #include <sstream>
 #include <string_view>
 #include <vector>
@@ -56,11 +58,49 @@ std::string endpoint(const pb::Endpoint& e) {
 
 }  // namespace
 
+std::string bytes_text(uint64_t bytes) {
+  static constexpr const char* kUnits[] = {"KiB", "MiB", "GiB", "TiB"};
+  if (bytes < 1024) return n(bytes);
+  double v = static_cast<double>(bytes) / 1024;
+  size_t unit = 0;
+  while (v >= 1024 && unit + 1 < std::size(kUnits)) {
+    v /= 1024;
+    ++unit;
+  }
+  char human[32];
+  if (v == static_cast<double>(static_cast<uint64_t>(v))) {
+    std::snprintf(human, sizeof human, "%llu %s", static_cast<unsigned long long>(v), kUnits[unit]);
+  } else {
+    std::snprintf(human, sizeof human, "%.1f %s", v, kUnits[unit]);
+  }
+  return n(bytes) + " (" + human + ")";
+}
+
+std::optional<uint64_t> parse_bytes(std::string_view text) {
+  uint64_t v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end == text.data()) return std::nullopt;
+  const std::string_view suffix(end, static_cast<size_t>(text.data() + text.size() - end));
+  int shift = 0;
+  if (suffix == "K" || suffix == "KiB") {
+    shift = 10;
+  } else if (suffix == "M" || suffix == "MiB") {
+    shift = 20;
+  } else if (suffix == "G" || suffix == "GiB") {
+    shift = 30;
+  } else if (!suffix.empty()) {
+    return std::nullopt;
+  }
+  if (shift && v > (UINT64_MAX >> shift)) return std::nullopt;
+  return v << shift;
+}
+
 std::string render_switches(const pb::ListSwitchesResponse& r) {
-  Table t({"SWITCH", "INC ADDRESS", "PORTS", "SLOTS", "GRANTED", "GROUPS", "AGENT", "LAST SEEN"});
+  Table t({"SWITCH", "INC ADDRESS", "PORTS", "MEMORY BYTES", "GRANTED BYTES", "GROUPS", "AGENT",
+           "LAST SEEN"});
   for (const auto& s : r.switches()) {
-    t.add({s.switch_id(), s.inc_ipv4() + " " + s.inc_mac(), n(s.ports_size()), n(s.slot_capacity()),
-           n(s.slots_granted()), n(s.groups()),
+    t.add({s.switch_id(), s.inc_ipv4() + " " + s.inc_mac(), n(s.ports_size()),
+           bytes_text(s.capacity_bytes()), bytes_text(s.granted_bytes()), n(s.groups()),
            s.connected() ? "connected " + s.agent_peer() : "away",
            s.last_seen_age_ms() ? n(s.last_seen_age_ms()) + " ms ago" : "-"});
   }
@@ -116,33 +156,36 @@ std::string render_tree(const pb::GroupInfo& g) {
 }
 
 std::string render_memory(const pb::GetMemoryResponse& r) {
-  Table t({"SWITCH", "CAPACITY", "GRANTED", "FREE", "SHARED", "SHARED USED"});
+  const auto b = [](uint64_t v) { return bytes_text(v); };
+  Table t({"SWITCH", "CAPACITY BYTES", "GRANTED", "FREE", "SHARED", "SHARED USED"});
   for (const auto& s : r.switches()) {
-    t.add({s.switch_id(), n(s.capacity()), n(s.granted()), n(s.free()), n(s.shared_capacity()),
-           n(s.shared_used())});
+    t.add({s.switch_id(), b(s.capacity_bytes()), b(s.granted_bytes()), b(s.free_bytes()),
+           b(s.shared_capacity_bytes()), b(s.shared_used_bytes())});
   }
-  Table u({"TENANT", "SWITCH", "RESERVED", "HELD", "FREE FOR IT"});
+  Table u({"TENANT", "SWITCH", "RESERVED BYTES", "HELD", "FREE FOR IT"});
   for (const auto& s : r.switches()) {
     for (const auto& m : s.tenants()) {
-      u.add({m.tenant(), s.switch_id(), n(m.reserved()), n(m.held()), n(m.free())});
+      u.add(
+          {m.tenant(), s.switch_id(), b(m.reserved_bytes()), b(m.held_bytes()), b(m.free_bytes())});
     }
   }
-  Table v({"TENANT", "SLOTS HELD", "GROUPS"});
-  for (const auto& x : r.tenants()) v.add({x.tenant(), n(x.held()), n(x.groups())});
+  Table v({"TENANT", "BYTES HELD", "GROUPS"});
+  for (const auto& x : r.tenants()) v.add({x.tenant(), b(x.held_bytes()), n(x.groups())});
   return t.str() + "\n" + u.str() + "\n" + v.str();
 }
 
 std::string render_tenants(const pb::ListTenantsResponse& r) {
-  Table t({"TENANT", "SLOTS/SWITCH", "SLOTS TOTAL", "GROUPS", "RANKS/GROUP", "RESERVED"});
+  Table t({"TENANT", "BYTES/SWITCH", "BYTES TOTAL", "GROUPS", "RANKS/GROUP", "RESERVED BYTES"});
   const auto opt = [](bool has, uint64_t v) { return has ? n(v) : std::string("-"); };
+  const auto opt_bytes = [](bool has, uint64_t v) { return has ? bytes_text(v) : "-"; };
   for (const auto& x : r.tenants()) {
     const auto& q = x.quota();
     std::string reserved;
-    for (const auto& [sw, slots] : x.reserved()) {
-      reserved += (reserved.empty() ? "" : ",") + sw + "=" + n(slots);
+    for (const auto& [sw, bytes] : x.reserved_bytes()) {
+      reserved += (reserved.empty() ? "" : ",") + sw + "=" + bytes_text(bytes);
     }
-    t.add({x.name(), opt(q.has_max_slots_per_switch(), q.max_slots_per_switch()),
-           opt(q.has_max_slots_total(), q.max_slots_total()),
+    t.add({x.name(), opt_bytes(q.has_max_bytes_per_switch(), q.max_bytes_per_switch()),
+           opt_bytes(q.has_max_bytes_total(), q.max_bytes_total()),
            opt(q.has_max_groups(), q.max_groups()),
            opt(q.has_max_ranks_per_group(), q.max_ranks_per_group()),
            reserved.empty() ? "-" : reserved});

@@ -3,13 +3,22 @@
 // Threading: pure functions.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "proto/inc/v1/manager.pb.h"
 
 namespace epic::incctl {
 
 namespace pb = ::epic::inc::v1;
+
+// Switch memory for people: "794624 (776 KiB)", "25427968 (24.3 MiB)", "512" below 1 KiB.
+std::string bytes_text(uint64_t bytes);
+// An operator's byte count: digits with an optional binary suffix K/KiB, M/MiB, G/GiB
+// ("512KiB", "24MiB", "1600"); nullopt when malformed or above 2^64-1.
+std::optional<uint64_t> parse_bytes(std::string_view text);
 
 std::string render_switches(const pb::ListSwitchesResponse& r);
 std::string render_groups(const pb::ListGroupsResponse& r);

@@ -10,24 +10,28 @@ namespace {
 
 using test::switch_context;
 
-inc::v1::Action action(uint64_t id, inc::v1::ActionKind kind, uint32_t group, uint32_t slots = 0) {
+inc::v1::Action action(uint64_t id, inc::v1::ActionKind kind, uint32_t group,
+                       uint64_t memory_bytes = 0) {
   inc::v1::Action a;
   a.set_action_id(id);
   a.set_kind(kind);
   a.set_group_id(group);
-  a.set_slots(slots);
+  a.set_memory_bytes(memory_bytes);
   return a;
 }
 
 inc::v1::Action install(uint64_t id, const inc::v1::SwitchContext& c) {
-  inc::v1::Action a = action(id, inc::v1::ACTION_KIND_INSTALL_CONTEXT, c.group_id(), c.slots());
+  inc::v1::Action a =
+      action(id, inc::v1::ACTION_KIND_INSTALL_CONTEXT, c.group_id(), c.memory_bytes());
   *a.mutable_context() = c;
   return a;
 }
 
 struct Rig {
   test::FakeSink sink;
-  GroupTable table{test::test_switch(), SwitchLimits{128, 1024, 4096}, {}, sink};
+  // 128 slots of pmtu 1024: four window-16 groups.
+  GroupTable table{
+      test::test_switch(), SwitchLimits{128 * vocab::slot_bytes(1024), 1024, 4096}, {}, sink};
   ActionApplier applier{table};
 };
 
@@ -56,8 +60,12 @@ TEST(ActionApplier, ARefusedActionIsAFailWithTheReason) {
   EXPECT_EQ(m.fail().reason(),
             "invalid context: context.children[0].rank_count: a rank child is one rank NIC; "
             "rank_count 3 must be 1");
-  EXPECT_EQ(r.applier.apply(action(7, inc::v1::ACTION_KIND_ATTACH_SLOTS, 9, 32)).fail().reason(),
-            "group 9 has no context on this switch; install it (with its slots) instead");
+  EXPECT_EQ(r.applier
+                .apply(action(7, inc::v1::ACTION_KIND_ATTACH_SLOTS, 9,
+                              vocab::group_memory_bytes(16, 1024)))
+                .fail()
+                .reason(),
+            "group 9 has no context on this switch; install it (with its memory) instead");
   EXPECT_EQ(r.applier.apply(action(8, inc::v1::ACTION_KIND_UNSPECIFIED, 9)).fail().reason(),
             "unknown action kind 0");
 }
@@ -85,7 +93,8 @@ TEST(ActionApplier, RegisterListsTheManagerGroupsAsSentWithTheirSlotState) {
   ASSERT_EQ(reg.ports_size(), 3);
   EXPECT_EQ(reg.ports(2).name(), "up");
   EXPECT_EQ(reg.ports(2).mtu(), 9000u);
-  EXPECT_EQ(reg.slot_capacity(), 128u);
+  EXPECT_EQ(reg.capacity_bytes(), 128 * vocab::slot_bytes(1024));
+  EXPECT_EQ(reg.slot_capacity(), 0u);  // deprecated, never sent
   ASSERT_EQ(reg.installed_size(), 2);
   EXPECT_EQ(reg.installed(0).group_id(), 7u);
   EXPECT_TRUE(reg.installed(0).slots_attached());
@@ -93,7 +102,7 @@ TEST(ActionApplier, RegisterListsTheManagerGroupsAsSentWithTheirSlotState) {
             switch_context(7, 200).SerializeAsString());
   EXPECT_EQ(reg.installed(1).group_id(), 8u);
   EXPECT_FALSE(reg.installed(1).slots_attached());
-  EXPECT_EQ(reg.installed(1).context().slots(), 0u);
+  EXPECT_EQ(reg.installed(1).context().memory_bytes(), 0u);
 }
 
 TEST(ActionApplier, ResyncRemovesWhatTheManagerDoesNotKeepAndForgetsItsContext) {

@@ -14,6 +14,7 @@
 #include "proto/inc/v1/agent.pb.h"
 #include "proto/inc/v1/incd_config.pb.h"
 #include "proto/vocab/addr.h"
+#include "proto/vocab/memory.h"
 
 namespace epic::agent::test {
 
@@ -59,7 +60,7 @@ inline inc::v1::SwitchContext switch_context(uint32_t id, uint32_t qpn_base, uin
   const std::string b = std::to_string(qpn_base);
   return parse<inc::v1::SwitchContext>(
       "group_id: " + std::to_string(id) + " num_ranks: 2 window: " + std::to_string(window) +
-      " pmtu: 1024 slots: " + std::to_string(2 * window) +
+      " pmtu: 1024 memory_bytes: " + std::to_string(vocab::group_memory_bytes(window, 1024)) +
       " children { port: 'r0' is_rank: true first_rank: 0 rank_count: 1"
       " remote { mac: '02:00:00:00:00:01' ipv4: '10.77.0.1' qpn: " +
       b + " } local { mac: '02:ec:00:00:00:fe' ipv4: '10.77.0.254' qpn: " + b +

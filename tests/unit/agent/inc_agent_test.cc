@@ -111,7 +111,7 @@ inc::v1::Action install(uint64_t id, uint32_t group, uint32_t qpn_base) {
   a.set_kind(inc::v1::ACTION_KIND_INSTALL_CONTEXT);
   a.set_group_id(group);
   *a.mutable_context() = test::switch_context(group, qpn_base);
-  a.set_slots(32);
+  a.set_memory_bytes(vocab::group_memory_bytes(16, 1024));
   return a;
 }
 
@@ -164,7 +164,7 @@ TEST(IncAgent, RegistersAppliesAnActionAcksItAndHeartbeats) {
   ASSERT_TRUE(reg);
   EXPECT_EQ(reg->registration().switch_id(), "leaf0");
   EXPECT_EQ(reg->registration().installed_size(), 0);
-  EXPECT_EQ(reg->registration().slot_capacity(), SwitchLimits{}.slot_capacity);
+  EXPECT_EQ(reg->registration().capacity_bytes(), SwitchLimits{}.memory_capacity_bytes);
   const auto ack = manager.next(is_ack);
   ASSERT_TRUE(ack);
   ASSERT_TRUE(ack->has_ack()) << ack->fail().reason();

@@ -4,6 +4,7 @@
 
 #include "daemon/config/config.h"
 #include "proto/vocab/addr.h"
+#include "proto/vocab/memory.h"
 
 namespace epic::incd {
 namespace {
@@ -17,15 +18,17 @@ switch:
     - { ipv4: 10.78.0.254, mac: "02:ec:00:00:01:fe" }
 )";
 
-const std::string kStaticGroup = R"(
-groups:
-  - id: 1
-    ranks: 1
-    window: 64
-    children:
-      - { port: r0, rank: 0, remote: { mac: "02:00:00:00:00:01", ipv4: 10.77.0.1, qpn: 1 },
-          local: { ipv4: 10.77.0.254, qpn: 0x1000 } }
-)";
+// A `groups:` entry of one rank behind r0: rank NIC 10.77.0.<id>, the switch's QPN 0x1000 + id.
+std::string group_entry(int id, const std::string& extra) {
+  const std::string n = std::to_string(id);
+  return "  - { id: " + n + ", ranks: 1, window: 64" + extra +
+         ", children: [{ port: r0, rank: 0, remote: { mac: \"02:00:00:00:00:0" + n +
+         "\", ipv4: 10.77.0." + n +
+         ", qpn: 1 }, local: { ipv4: 10.77.0.254, qpn: " + std::to_string(0x1000 + id) +
+         " } }] }\n";
+}
+
+const std::string kStaticGroup = "\ngroups:\n" + group_entry(1, "");
 
 std::vector<std::string> errors_of(const LoadResult& r) {
   std::vector<std::string> out;
@@ -46,8 +49,8 @@ TEST(ManagerConfig, MinimalSectionTakesTheDocumentedDefaults) {
   const ManagerConfig& m = *r.config->manager;
   EXPECT_EQ(m.address, "mgr:7443");
   EXPECT_EQ(m.switch_id, "leaf0");
-  EXPECT_EQ(vocab::format_ipv4(m.inc.ipv4), "10.77.0.254");  // the first inc address
-  EXPECT_EQ(m.slot_capacity, 8192u);
+  EXPECT_EQ(vocab::format_ipv4(m.inc.ipv4), "10.77.0.254");            // the first inc address
+  EXPECT_EQ(m.memory_capacity_bytes, 8192 * vocab::slot_bytes(1024));  // 25427968
   EXPECT_EQ(m.max_window, 1024u);
   EXPECT_EQ(m.max_pmtu, 4096);
   EXPECT_EQ(m.heartbeat_ms, 1000u);
@@ -64,7 +67,7 @@ manager:
   address: unix:/run/inc-manager.sock
   switch_id: spine-0.a_b
   inc_ipv4: 10.78.0.254
-  slot_capacity: 4096
+  memory_capacity_bytes: 12713984
   max_window: 256
   max_pmtu: 2048
   heartbeat_ms: 250
@@ -79,7 +82,7 @@ manager:
   const ManagerConfig& m = *r.config->manager;
   EXPECT_EQ(m.switch_id, "spine-0.a_b");
   EXPECT_EQ(vocab::format_mac(m.inc.mac), "02:ec:00:00:01:fe");
-  EXPECT_EQ(m.slot_capacity, 4096u);
+  EXPECT_EQ(m.memory_capacity_bytes, 12713984u);
   EXPECT_EQ(m.max_window, 256u);
   EXPECT_EQ(m.max_pmtu, 2048);
   EXPECT_EQ(m.heartbeat_ms, 250u);
@@ -97,7 +100,7 @@ TEST(ManagerConfig, EveryBadFieldIsReportedByPath) {
 manager:
   switch_id: "leaf 0"
   inc_ipv4: 10.99.0.1
-  slot_capacity: 100
+  memory_capacity_bytes: 310400
   max_window: 100
   max_pmtu: 3000
   heartbeat_ms: 0
@@ -115,14 +118,45 @@ manager:
                 "manager.inc_ipv4: \"10.99.0.1\" is not one of switch.inc_addresses",
                 "manager.max_window: 100 is not a power of two in 1..1048576",
                 "manager.max_pmtu: 3000 is not one of 256, 512, 1024, 2048, 4096",
-                "manager.slot_capacity: 100 slots cannot hold the 128 slots (2*window each) of "
-                "the static groups",
+                "manager.memory_capacity_bytes: static group 1 needs 397312 bytes (window 64, "
+                "pmtu 1024), 310400 free (capacity 310400, 0 held by the static groups before it)",
                 "manager.heartbeat_ms: 0 is outside 1..60000",
                 "manager.reconnect_max_ms: 100 is below reconnect_initial_ms 500",
                 "manager.reconnect_jitter: 1.5 is outside [0, 1]",
                 "manager.tls.key_file: a client certificate and its key go together (set both "
                 "cert_file and key_file)",
             }));
+}
+
+TEST(ManagerConfig, StaticGroupsMustFitTheMemoryCapacityInFileOrder) {
+  // Static group 1: window 64, pmtu 1024 = 128 slots of 3104 = 397312 bytes; group 2: window
+  // 64, pmtu 256 = 128 slots of 800 = 102400 bytes.
+  const std::string two_groups = kStaticGroup + group_entry(2, ", pmtu: 256");
+  const std::string manager = "manager: { address: m, switch_id: leaf0, memory_capacity_bytes: ";
+  const LoadResult fits = parse_config(kBase + two_groups + manager + "499712 }", false);
+  ASSERT_TRUE(fits.config) << errors_of(fits).front();
+  EXPECT_EQ(fits.config->manager->memory_capacity_bytes, 499712u);
+  EXPECT_EQ(errors_of(parse_config(kBase + two_groups + manager + "499711 }", false)),
+            (std::vector<std::string>{
+                "manager.memory_capacity_bytes: static group 2 needs 102400 bytes (window 64, "
+                "pmtu 256), 102399 free (capacity 499711, 397312 held by the static groups "
+                "before it)"}));
+  EXPECT_EQ(errors_of(parse_config(kBase + manager + "0 }", false)),
+            (std::vector<std::string>{"manager.memory_capacity_bytes: must be >= 1"}));
+}
+
+TEST(ManagerConfig, TheSlotCapacityOfEarlierVersionsIsRefusedNamingItsReplacement) {
+  const std::string expected =
+      "manager.slot_capacity: slots are no longer counted: set manager.memory_capacity_bytes "
+      "(bytes; a group with window W and pmtu P holds 2*W*(3*P + 32))";
+  EXPECT_EQ(errors_of(parse_config(
+                kBase + "manager: { address: m, switch_id: leaf0, slot_capacity: 8192 }", false)),
+            (std::vector<std::string>{expected}));
+  EXPECT_EQ(
+      errors_of(parse_config(kBase + "manager: { address: m, switch_id: leaf0, slot_capacity: "
+                                     "8192, memory_capacity_bytes: 25427968 }",
+                             false)),
+      (std::vector<std::string>{expected}));
 }
 
 TEST(ManagerConfig, CommandLineValuesReplaceTheFilesAndAreCheckedTheSameWay) {

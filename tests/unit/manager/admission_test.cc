@@ -13,6 +13,7 @@ namespace {
 using testing::hosts_on;
 using testing::ip;
 using testing::make_request;
+using testing::slots;
 
 const Millis t0{1000};
 
@@ -50,7 +51,7 @@ TEST_F(AdmissionTest, MalformedAndInconsistentJoinsAreRefusedPrecisely) {
       {"empty name", [](GroupRequest& r) { r.name = ""; }, ErrorCode::kInvalidArgument,
        "group name '' must be 1-128 printable characters without spaces"},
       {"window", [](GroupRequest& r) { r.window = 12; }, ErrorCode::kInvalidArgument,
-       "window 12 is not a power of two in 1..1048576"},
+       "window 12 is not a power of two in 1..1048576 (or unset: sized by the manager)"},
       {"pmtu", [](GroupRequest& r) { r.pmtu = 1500; }, ErrorCode::kInvalidArgument,
        "pmtu 1500 is not one of 256, 512, 1024, 2048, 4096"},
       {"no ranks", [](GroupRequest& r) { r.ranks.clear(); }, ErrorCode::kInvalidArgument,
@@ -85,8 +86,8 @@ TEST_F(AdmissionTest, MalformedAndInconsistentJoinsAreRefusedPrecisely) {
        ErrorCode::kFailedPrecondition, "window 512 exceeds the max_window 256 of switch 'leaf0'"},
       {"more memory than a switch has", [](GroupRequest& r) { r.window = 256; },
        ErrorCode::kFailedPrecondition,
-       "the group needs 512 slots on switch 'leaf0', which can never give tenant 't' more than "
-       "256 (its partition 0 + the shared pool 256)"},
+       "the group needs 1589248 bytes on switch 'leaf0', which can never give tenant 't' more "
+       "than 794624 (its partition 0 + the shared pool 794624; capacity 794624)"},
   };
   for (const auto& c : cases) {
     GroupRequest r = make_request("g", hosts_on(1, 4));
@@ -158,8 +159,8 @@ TEST_F(AdmissionTest, NoMemoryNowIsResourceExhausted) {
   ASSERT_FALSE(j.ok());
   EXPECT_EQ(j.error().code, ErrorCode::kResourceExhausted);
   EXPECT_EQ(j.error().message,
-            "no INC memory: switch 'spine0' has 0 free slots for tenant 't' (partition 0 + "
-            "shared 0); the group needs 2");
+            "no INC memory: the group needs 6208 bytes on switch 'spine0', 0 free for tenant 't' "
+            "(partition 0 + shared 0; capacity 198656)");
   EXPECT_EQ(m.ledger(), before);
   EXPECT_EQ(m.groups().size(), 1u);
 }
@@ -182,8 +183,8 @@ TEST_F(AdmissionTest, AnAdmittedJoinInstallsAContextWithSlotsOnEverySwitch) {
   const uint32_t psn = initial_psn_for(1);
   for (const SwitchAction& a : fx.actions) {
     ASSERT_TRUE(a.context.has_value());
-    EXPECT_EQ(a.slots, 32u);
-    EXPECT_EQ(a.context->slots, 32u);
+    EXPECT_EQ(a.memory_bytes, slots(32));
+    EXPECT_EQ(a.context->memory_bytes, slots(32));
     EXPECT_EQ(a.context->group_id, 1u);
     EXPECT_EQ(a.context->num_ranks, 4u);
     EXPECT_EQ(a.context->window, 16u);
@@ -204,7 +205,7 @@ TEST_F(AdmissionTest, AnAdmittedJoinInstallsAContextWithSlotsOnEverySwitch) {
   EXPECT_EQ(spine.children[1].remote, leaf1.parent->local);
   EXPECT_EQ(leaf1.children[1].remote,
             (Endpoint{testing::rank_ip(1, 1), testing::rank_mac(1, 1), 0x14}));
-  EXPECT_EQ(m.ledger().held_total("t"), 96u);
+  EXPECT_EQ(m.ledger().held_total("t"), slots(96));
   EXPECT_LT(psn, 1u << 24);
   EXPECT_NE(initial_psn_for(1), initial_psn_for(2));
 }

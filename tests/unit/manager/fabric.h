@@ -11,6 +11,7 @@
 
 #include "manager/core/inc_manager.h"
 #include "proto/vocab/addr.h"
+#include "proto/vocab/memory.h"
 
 namespace epic::manager::testing {
 
@@ -35,11 +36,15 @@ inline vocab::MacAddr rank_mac(int leaf, int r) {
   return vocab::MacAddr{0x02, 0, 0, 0, static_cast<uint8_t>(leaf), static_cast<uint8_t>(r + 1)};
 }
 
+// Switch memory counted in slots of the default pmtu 1024 (3104 bytes each): a window-16 group
+// at pmtu 1024 holds slots(32) = 99328 bytes.
+inline constexpr uint64_t slots(uint64_t n) { return n * vocab::slot_bytes(1024); }
+
 struct FabricShape {
   int leaves = 1;
   int spines = 0;
   int ranks_per_leaf = 4;
-  uint32_t leaf_slots = 1024;
+  uint32_t leaf_slots = 1024;  // capacity: slots(leaf_slots) bytes
   uint32_t spine_slots = 1024;
   uint16_t port_mtu = 9000;
   uint32_t max_window = 1024;
@@ -53,7 +58,7 @@ inline SwitchSpec leaf_spec(const FabricShape& f, int l) {
   s.inc_mac = vocab::MacAddr{0x02, 0xec, 0, 0, static_cast<uint8_t>(l), 0xfe};
   for (int r = 0; r < f.ranks_per_leaf; ++r) s.ports.push_back({numbered("r", r), f.port_mtu});
   for (int u = 0; u < f.spines; ++u) s.ports.push_back({numbered("up", u), f.port_mtu});
-  s.slot_capacity = f.leaf_slots;
+  s.capacity_bytes = slots(f.leaf_slots);
   s.max_window = f.max_window;
   s.max_pmtu = f.max_pmtu;
   return s;
@@ -65,7 +70,7 @@ inline SwitchSpec spine_spec(const FabricShape& f, int sp) {
   s.inc_ipv4 = ip(numbered("10.78.", sp) + ".254");
   s.inc_mac = vocab::MacAddr{0x02, 0xec, 0, 1, static_cast<uint8_t>(sp), 0xfe};
   for (int l = 0; l < f.leaves; ++l) s.ports.push_back({numbered("d", l), f.port_mtu});
-  s.slot_capacity = f.spine_slots;
+  s.capacity_bytes = slots(f.spine_slots);
   s.max_window = f.max_window;
   s.max_pmtu = f.max_pmtu;
   return s;

@@ -127,7 +127,7 @@ TEST_F(LifecycleTest, LosingASwitchBreaksItsGroupsAndFreesTheirGrants) {
   EXPECT_EQ(g.state, GroupState::kBroken);
   EXPECT_TRUE(g.grants.empty());
   EXPECT_EQ(m.find_group(local)->state, GroupState::kInstalled);
-  EXPECT_EQ(m.ledger().held_on("t", "leaf0"), 32u);  // only the local group's
+  EXPECT_EQ(m.ledger().held_on("t", "leaf0"), testing::slots(32));  // only the local group's
   EXPECT_EQ(m.ledger().held_on("t", "leaf1"), 0u);
   // The name stays taken until the broken group is torn down; then it can join again (spine1).
   EXPECT_EQ(m.join(make_request("across", hosts_on(2, 2), 16, 0x200), t0).error().code,

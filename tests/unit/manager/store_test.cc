@@ -14,6 +14,7 @@ namespace {
 
 using testing::hosts_on;
 using testing::make_request;
+using testing::slots;
 
 const Policy kPolicy{.reclaim_idle_after = Millis{10'000}};
 
@@ -58,8 +59,8 @@ class StoreTest : public ::testing::Test {
     testing::build_fabric(
         m, {.leaves = 3, .spines = 2, .ranks_per_leaf = 4, .leaf_slots = 64, .spine_slots = 64});
     ASSERT_TRUE(m.set_tenant({.name = "a",
-                              .quota = {.max_slots_per_switch = 32, .max_groups = 4},
-                              .reserved = {{"leaf2", 32}}})
+                              .quota = {.max_bytes_per_switch = slots(32), .max_groups = 4},
+                              .reserved = {{"leaf2", slots(32)}}})
                     .ok());
     local = testing::install(m, make_request("local", {{0, 2}, {0, 3}}, 32, 0x100), Millis{1000});
     across = testing::install(m, make_request("across", hosts_on(2, 2), 8, 0x200), Millis{50'000});
@@ -147,14 +148,17 @@ TEST_F(StoreTest, ACorruptedStoreIsRefusedWithItsLineNumber) {
        "line 3: not a record (an object with a \"record\" string)"},
       {"not a store", [](auto& l) { l[0] = "{\"record\":\"something-else\"}"; },
        "line 1: not an inc-manager store (no \"epic-manager-store\" header)"},
-      {"newer version", [](auto& l) { replace_in(l[0], "\"version\":1", "\"version\":2"); },
-       "line 1: store version 2; this manager reads version 1"},
+      {"newer version", [](auto& l) { replace_in(l[0], "\"version\":2", "\"version\":3"); },
+       "line 1: store version 3; this manager reads version 2"},
+      {"a store that counted slots",
+       [](auto& l) { replace_in(l[0], "\"version\":2", "\"version\":1"); },
+       "line 1: store version 1; this manager reads version 2"},
       {"unknown record",
        [](auto& l) { replace_in(l[2], "\"record\":\"switch\"", "\"record\":\"swtich\""); },
        "line 3: unknown record \"swtich\""},
       {"missing field",
-       [&](auto& l) { replace_in(l[leaf0_line - 1], "\"slot_capacity\":64,", ""); },
-       "line " + std::to_string(leaf0_line) + ": switch: missing field \"slot_capacity\""},
+       [&](auto& l) { replace_in(l[leaf0_line - 1], "\"capacity_bytes\":198656,", ""); },
+       "line " + std::to_string(leaf0_line) + ": switch: missing field \"capacity_bytes\""},
       {"bad address", [&](auto& l) { replace_in(l[leaf0_line - 1], "10.77.0.254", "10.77.0"); },
        "line " + std::to_string(leaf0_line) +
            ": switch: field \"inc_ipv4\": \"10.77.0\" is not an IPv4 address"},
@@ -164,11 +168,12 @@ TEST_F(StoreTest, ACorruptedStoreIsRefusedWithItsLineNumber) {
            ": link: link leaf0:up0 - spine9:d0: unknown switch 'spine9'"},
       {"grant beyond the capacity",
        [&](auto& l) {
-         replace_in(l[leaf0_line - 1], "\"slot_capacity\":64", "\"slot_capacity\":8");
+         replace_in(l[leaf0_line - 1], "\"capacity_bytes\":198656", "\"capacity_bytes\":24832");
        },
        "line " + std::to_string(group_line) +
-           ": group: group 2: grant of 16 slots (0 from the "
-           "partition) on switch 'leaf0' does not fit: partition free 0, shared free 8"},
+           ": group: group 2: grant of 49664 bytes (0 from the "
+           "partition) on switch 'leaf0' does not fit: partition free 0, shared free 24832 "
+           "(capacity 24832)"},
       {"a QPN used twice",
        [&](auto& l) { replace_in(l[group_line - 1], "\"qpn\":257", "\"qpn\":256"); },
        "line " + std::to_string(group_line) +
@@ -202,7 +207,7 @@ TEST(Store, AMissingFileIsNotFoundAndACorruptOneNamesItsPath) {
   auto r = load_store(path, {}, Millis{0});
   EXPECT_EQ(r.error().code, ErrorCode::kNotFound);
   EXPECT_EQ(r.error().message, "store " + path + " does not exist");
-  std::ofstream(path) << "{\"record\":\"epic-manager-store\",\"version\":1,\"next_group_id\":1}\n";
+  std::ofstream(path) << "{\"record\":\"epic-manager-store\",\"version\":2,\"next_group_id\":1}\n";
   r = load_store(path, {}, Millis{0});
   EXPECT_EQ(r.error().code, ErrorCode::kDataLoss);
   EXPECT_EQ(r.error().message,
@@ -223,7 +228,7 @@ TEST(Store, AnEmptyManagerRoundTrips) {
   IncManager m;
   const std::string text = encode_store(m);
   EXPECT_EQ(text,
-            "{\"record\":\"epic-manager-store\",\"version\":1,\"next_group_id\":1}\n"
+            "{\"record\":\"epic-manager-store\",\"version\":2,\"next_group_id\":1}\n"
             "{\"record\":\"end\",\"records\":1}\n");
   auto r = decode_store(text, {}, Millis{0});
   ASSERT_TRUE(r.ok());

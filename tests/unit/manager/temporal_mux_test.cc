@@ -10,6 +10,7 @@ namespace {
 
 using testing::action_list;
 using testing::make_request;
+using testing::slots;
 using Actions = std::vector<std::pair<ActionKind, SwitchId>>;
 
 constexpr Millis kIdle{10'000};
@@ -53,7 +54,7 @@ TEST_F(TemporalMuxTest, AnIdleGroupsSlotsAreReclaimedForANewJoin) {
   EXPECT_EQ(ga.state, GroupState::kReclaimed);
   EXPECT_TRUE(ga.grants.empty());
   EXPECT_FALSE(ga.tree.nodes.empty());  // the context (routing state) stays installed
-  EXPECT_EQ(m.ledger().held_on("t", "leaf0"), 64u);
+  EXPECT_EQ(m.ledger().held_on("t", "leaf0"), slots(64));
   EXPECT_EQ(m.report_activity(a, Millis{20'000}).error().message,
             "group 1 is reclaimed: only an installed group is active");
 }
@@ -65,8 +66,8 @@ TEST_F(TemporalMuxTest, ARecentlyActiveGroupKeepsItsSlots) {
   ASSERT_FALSE(b.ok());
   EXPECT_EQ(b.error().code, ErrorCode::kResourceExhausted);
   EXPECT_EQ(b.error().message,
-            "no INC memory: switch 'leaf0' has 0 free slots for tenant 't' (partition 0 + shared "
-            "0); the group needs 64");
+            "no INC memory: the group needs 198656 bytes on switch 'leaf0', 0 free for tenant 't' "
+            "(partition 0 + shared 0; capacity 198656)");
   EXPECT_EQ(m.find_group(a)->state, GroupState::kInstalled);
 }
 
@@ -97,13 +98,13 @@ TEST_F(TemporalMuxTest, AResumedGroupGetsItsSlotsBackOnTheSameTree) {
                                                 .switch_id = "leaf0",
                                                 .group_id = a,
                                                 .context = std::nullopt,
-                                                .slots = 64}));
+                                                .memory_bytes = slots(64)}));
   auto ready = m.ack(a, "leaf0", Millis{23'100});
   EXPECT_EQ(ready.value().events,
             (std::vector<GroupEvent>{{a, GroupEventKind::kReady, std::nullopt}}));
   EXPECT_EQ(m.find_group(a)->state, GroupState::kInstalled);
   EXPECT_EQ(m.find_group(a)->tree, tree);
-  EXPECT_EQ(m.ledger().held_on("t", "leaf0"), 64u);
+  EXPECT_EQ(m.ledger().held_on("t", "leaf0"), slots(64));
 }
 
 TEST_F(TemporalMuxTest, AFailedReattachLeavesTheGroupReclaimed) {
@@ -162,8 +163,8 @@ TEST_F(QueueTest, AQueuedJoinFailsAtItsDeadline) {
   EXPECT_EQ(fx.events[0].kind, GroupEventKind::kFailed);
   EXPECT_EQ(fx.events[0].error->code, ErrorCode::kResourceExhausted);
   EXPECT_EQ(fx.events[0].error->message,
-            "not admitted after 5000 ms in the queue: no INC memory: switch 'leaf0' has 0 free "
-            "slots for tenant 't' (partition 0 + shared 0); the group needs 64");
+            "not admitted after 5000 ms in the queue: no INC memory: group 2 needs 198656 bytes "
+            "on switch 'leaf0', 0 free for tenant 't' (partition 0 + shared 0; capacity 198656)");
   EXPECT_EQ(m.find_group(id), nullptr);
   EXPECT_TRUE(m.queue().empty());
 }
@@ -196,7 +197,8 @@ TEST_F(QueueTest, TheQueueIsFirstInFirstOut) {
 
 TEST_F(QueueTest, AJoinWaitingForItsOwnQuotaDoesNotHoldBackOthers) {
   ASSERT_TRUE(
-      m.set_tenant({.name = "a", .quota = {.max_slots_per_switch = 16}, .reserved = {}}).ok());
+      m.set_tenant({.name = "a", .quota = {.max_bytes_per_switch = slots(16)}, .reserved = {}})
+          .ok());
   GroupRequest a1 = req("a1", 0, 8);
   a1.tenant = "a";
   ASSERT_TRUE(m.join(a1, Millis{1000}).ok());

@@ -16,7 +16,7 @@ SwitchSpec sw(const std::string& id, const std::string& addr, std::vector<std::s
   s.inc_ipv4 = ip(addr);
   s.inc_mac = mac("02:ec:00:00:00:01");
   for (auto& p : ports) s.ports.push_back({p, 1500});
-  s.slot_capacity = 64;
+  s.capacity_bytes = 64 * vocab::slot_bytes(1024);
   return s;
 }
 

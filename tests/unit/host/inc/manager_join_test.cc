@@ -32,11 +32,14 @@ class ManagerJoinTest : public ::testing::Test {
     manager_.start(mt::test_options());
     agent_ = std::make_unique<mt::FakeAgent>(manager_.channel());
   }
+  // Joins ask for window 16 (32 slots at pmtu 1024), so that leaf0's memory is what each test
+  // says; without a window the manager sizes it from the path BDP (window 128 on one switch).
   ManagerOptions options(const std::string& group) const {
     ManagerOptions m;
     m.address = manager_.address();
     m.group = group;
     m.join_timeout = 5s;
+    m.window = 16;
     return m;
   }
   // Rank r of `size` in its own thread.
@@ -67,11 +70,14 @@ class ManagerJoinTest : public ::testing::Test {
 };
 
 TEST_F(ManagerJoinTest, RanksGetTheSwitchPeerAndLeavingTearsTheGroupDown) {
-  agent_->register_switch(mt::FakeAgent::leaf0(256));
-  auto r0 = join(options("g"), 0, 2, true);
-  auto r1 = join(options("g"), 1, 2, true);
+  agent_->register_switch(mt::FakeAgent::leaf0(256));  // 256 slots: one window-128 group
+  ManagerOptions no_window = options("g");
+  no_window.window.reset();  // the manager's choice: 100 Gb/s x 10 us / 1024 -> 128
+  auto r0 = join(no_window, 0, 2, true);
+  auto r1 = join(no_window, 1, 2, true);
   auto install = agent_->next();
   ASSERT_TRUE(install && install->has_action());
+  EXPECT_EQ(install->action().context().window(), 128u);
   agent_->ack(install->action().action_id());
   for (auto* f : {&r0, &r1}) {
     const auto a = f->get();
@@ -81,7 +87,7 @@ TEST_F(ManagerJoinTest, RanksGetTheSwitchPeerAndLeavingTearsTheGroupDown) {
     EXPECT_EQ(a.value.peer.switch_ip, *vocab::parse_ipv4("10.77.0.254"));
     EXPECT_NE(a.value.peer.switch_qpn, 0u);
     EXPECT_EQ(a.value.peer.pmtu, 1024);
-    EXPECT_EQ(a.value.peer.window, 16u);
+    EXPECT_EQ(a.value.peer.window, 128u);  // the rank uses the manager's window
   }
   ManagerJoin j(options("g"));
   EXPECT_EQ(j.leave(0, 2s), "");
@@ -144,6 +150,7 @@ TEST_F(ManagerJoinTest, CommunicatorCreateReportsTheFailedJoin) {
                                             {"INC_IP", mt::rank_ipv4(1)},
                                             {"INC_QPN", "0x101"},
                                             {"INC_MANAGER", manager_.address()},
+                                            {"INC_WINDOW", "16"},  // 32 slots: fits later
                                             {"INC_GROUP", "f"},
                                             {"INC_HOST_FALLBACK", "0"},
                                             {"INC_JOIN_TIMEOUT_MS", "5000"}});
@@ -170,6 +177,7 @@ TEST_F(ManagerJoinTest, CommunicatorFallsBackToHostCollectivesOverTheSoftRing) {
                              {"INC_IP", mt::rank_ipv4(r + 1)},
                              {"INC_QPN", std::to_string(0x101 + r)},
                              {"INC_MANAGER", manager_.address()},
+                             {"INC_WINDOW", "16"},  // 32 slots: no memory now, not never
                              {"INC_GROUP", "ring"},
                              {"INC_TIMEOUT_MS", "5000"},
                              {"INC_LINGER_MS", "0"},

@@ -37,7 +37,7 @@ class FallbackTest : public ::testing::Test {
     pb::GetMemoryResponse out;
     auto ctx = deadline();
     EXPECT_TRUE(manager_.stub()->GetMemory(ctx.get(), {}, &out).ok());
-    return out.switches(0).granted();
+    return out.switches(0).granted_bytes();
   }
   int groups() {
     pb::ListGroupsResponse out;
@@ -76,7 +76,7 @@ TEST_F(FallbackTest, EveryRankWithHostEndpointIsAnsweredWithTheRing) {
   }
   EXPECT_EQ(j0.get().response.rank(), 0u);
   EXPECT_EQ(j1.get().response.rank(), 1u);
-  EXPECT_EQ(granted(), 32u);  // group "a" only
+  EXPECT_EQ(granted(), slots(32));  // group "a" only
   EXPECT_EQ(groups(), 1);
   EXPECT_FALSE(agent_->next(200ms)) << "no action for a fallback group";
 }
@@ -102,7 +102,7 @@ TEST_F(FallbackTest, QueuedGroupFallsBackWhenItsQueueTimeoutExpires) {
   EXPECT_TRUE(out.host_fallback());
   EXPECT_NE(out.fallback_reason().find("queue"), std::string::npos) << out.fallback_reason();
   ASSERT_EQ(out.members_size(), 1);
-  EXPECT_EQ(granted(), 32u);
+  EXPECT_EQ(granted(), slots(32));
   EXPECT_EQ(groups(), 1);
 }
 

@@ -25,6 +25,7 @@
 #include "proto/inc/v1/agent.grpc.pb.h"
 #include "proto/inc/v1/manager.grpc.pb.h"
 #include "proto/vocab/addr.h"
+#include "proto/vocab/memory.h"
 
 namespace epic::manager::service::testing {
 
@@ -153,6 +154,7 @@ class FakeAgent {
     return status_;
   }
 
+  // A leaf whose memory is `slots` slots of pmtu 1024 (a window-16 group at pmtu 1024 holds 32).
   static pb::Register leaf0(uint32_t slots, uint32_t ports = 8, uint32_t mtu = 9000) {
     pb::Register r;
     r.set_switch_id("leaf0");
@@ -163,7 +165,7 @@ class FakeAgent {
       port->set_name(rank_port(static_cast<int>(p)));
       port->set_mtu(mtu);
     }
-    r.set_slot_capacity(slots);
+    r.set_capacity_bytes(slots * vocab::slot_bytes(1024));
     r.set_agent_version("fake-agent");
     return r;
   }
@@ -204,6 +206,9 @@ class FakeAgent {
   bool ended_ = false;
   grpc::Status status_;
 };
+
+// Bytes of `n` slots of pmtu 1024.
+inline uint64_t slots(uint64_t n) { return n * vocab::slot_bytes(1024); }
 
 inline pb::JoinGroupRequest join_request(const std::string& group, uint32_t size, uint32_t rank,
                                          uint32_t window = 16) {

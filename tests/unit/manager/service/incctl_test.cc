@@ -52,12 +52,20 @@ TEST(IncctlTest, ShowsSwitchesGroupsTreeAndMemory) {
 
   CliRun mem = incctl(mgr + "--json memory");
   EXPECT_EQ(mem.rc, 0) << mem.out;
-  EXPECT_NE(mem.out.find("\"granted\": 32"), std::string::npos) << mem.out;
+  // uint64 fields are strings in proto3 JSON.
+  EXPECT_NE(mem.out.find("\"granted_bytes\": \"99328\""), std::string::npos) << mem.out;
+  CliRun table = incctl(mgr + "memory");
+  EXPECT_NE(table.out.find("99328 (97 KiB)"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("794624 (776 KiB)"), std::string::npos) << table.out;  // capacity
 
-  CliRun ct = incctl(mgr + "create-tenant team-a --max-groups 2 --reserve leaf0=64");
+  CliRun ct = incctl(mgr +
+                     "create-tenant team-a --max-groups 2 --reserve leaf0=64KiB "
+                     "--max-bytes-per-switch 200000 --max-bytes-total 1MiB");
   EXPECT_EQ(ct.rc, 0) << ct.out;
   CliRun tn = incctl(mgr + "tenants");
-  EXPECT_NE(tn.out.find("leaf0=64"), std::string::npos) << tn.out;
+  EXPECT_NE(tn.out.find("leaf0=65536 (64 KiB)"), std::string::npos) << tn.out;
+  EXPECT_NE(tn.out.find("200000 (195.3 KiB)"), std::string::npos) << tn.out;
+  EXPECT_NE(tn.out.find("1048576 (1 MiB)"), std::string::npos) << tn.out;
 
   CliRun missing = incctl(mgr + "tree 999");
   EXPECT_EQ(missing.rc, 1) << missing.out;
@@ -81,9 +89,13 @@ TEST(IncctlTest, BadUsageExitsThreeWithTheReason) {
   const std::pair<std::string, std::string> cases[] = {
       {"--tls-cert c.pem switches", "--tls-cert and --tls-key go together"},
       {"--tls-ca " + dir.path() + "/missing.pem switches", "cannot read " + dir.path()},
-      {"create-tenant t --reserve leaf0=lots", "--reserve leaf0=lots: expected SWITCH=SLOTS"},
-      {"create-tenant t --reserve leaf0=99999999999", "expected SWITCH=SLOTS"},
-      {"create-tenant t --reserve =5", "expected SWITCH=SLOTS"},
+      {"create-tenant t --reserve leaf0=lots", "--reserve leaf0=lots: expected SWITCH=BYTES"},
+      {"create-tenant t --reserve leaf0=99999999999999999999", "expected SWITCH=BYTES"},
+      {"create-tenant t --reserve leaf0=99999999999GiB", "expected SWITCH=BYTES"},
+      {"create-tenant t --reserve leaf0=5kb", "expected SWITCH=BYTES"},
+      {"create-tenant t --reserve =5", "expected SWITCH=BYTES"},
+      {"create-tenant t --max-bytes-per-switch -1", "--max-bytes-per-switch -1: expected BYTES"},
+      {"create-tenant t --max-bytes-total 1TB", "--max-bytes-total 1TB: expected BYTES"},
       {"no-such-command", ""},
   };
   for (const auto& [args, message] : cases) {

@@ -42,7 +42,7 @@ TEST_F(JoinTest, RegisteredAgentIsListedAsConnectedWithItsCapacity) {
   ASSERT_EQ(sw.switches_size(), 1);
   EXPECT_EQ(sw.switches(0).switch_id(), "leaf0");
   EXPECT_TRUE(sw.switches(0).connected());
-  EXPECT_EQ(sw.switches(0).slot_capacity(), 256u);
+  EXPECT_EQ(sw.switches(0).capacity_bytes(), slots(256));
   EXPECT_EQ(sw.switches(0).agent_version(), "fake-agent");
   EXPECT_EQ(sw.switches(0).ports_size(), 8);
 }
@@ -58,7 +58,8 @@ TEST_F(JoinTest, ConcurrentRanksAreAnsweredOnceTheAgentAcksTheInstall) {
   ASSERT_TRUE(install && install->has_action());
   const pb::Action& a = install->action();
   EXPECT_EQ(a.kind(), pb::ACTION_KIND_INSTALL_CONTEXT);
-  EXPECT_EQ(a.slots(), 32u);  // 2 * window
+  EXPECT_EQ(a.memory_bytes(), slots(32));  // 2 * window slots of pmtu 1024
+  EXPECT_EQ(a.context().memory_bytes(), slots(32));
   EXPECT_EQ(a.context().num_ranks(), 4u);
   EXPECT_EQ(a.context().window(), 16u);
   EXPECT_FALSE(a.context().has_parent());  // leaf0 is the root
@@ -92,7 +93,7 @@ TEST_F(JoinTest, ConcurrentRanksAreAnsweredOnceTheAgentAcksTheInstall) {
   ASSERT_EQ(g.groups_size(), 1);
   EXPECT_EQ(g.groups(0).state(), "installed");
   EXPECT_EQ(g.groups(0).tree().root(), "leaf0");
-  EXPECT_EQ(memory().switches(0).granted(), 32u);
+  EXPECT_EQ(memory().switches(0).granted_bytes(), slots(32));
 }
 
 TEST_F(JoinTest, NoMemoryIsResourceExhaustedAndLeavesNothingBehind) {
@@ -108,7 +109,7 @@ TEST_F(JoinTest, NoMemoryIsResourceExhaustedAndLeavesNothingBehind) {
   const grpc::Status s = join_now(second);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
   EXPECT_NE(s.error_message().find("no INC memory"), std::string::npos) << s.error_message();
-  EXPECT_EQ(memory().switches(0).granted(), 32u);
+  EXPECT_EQ(memory().switches(0).granted_bytes(), slots(32));
   EXPECT_EQ(groups().groups_size(), 1);
   EXPECT_FALSE(agent.next(200ms)) << "no action for a refused group";
 }
@@ -126,7 +127,7 @@ TEST_F(JoinTest, AgentFailureRollsTheInstallBackAndRanksGetUnavailable) {
     EXPECT_NE(j->get().status.error_message().find("slot memory exhausted"), std::string::npos)
         << j->get().status.error_message();
   }
-  EXPECT_EQ(memory().switches(0).granted(), 0u);
+  EXPECT_EQ(memory().switches(0).granted_bytes(), 0u);
   EXPECT_EQ(groups().groups_size(), 0);
 }
 
@@ -175,7 +176,7 @@ TEST_F(JoinTest, MalformedOrImpossibleJoinsGetPreciseStatuses) {
     EXPECT_NE(s.error_message().find(c.message), std::string::npos)
         << c.what << ": " << s.error_message();
   }
-  EXPECT_EQ(memory().switches(0).granted(), 0u);
+  EXPECT_EQ(memory().switches(0).granted_bytes(), 0u);
   EXPECT_EQ(groups().groups_size(), 0);
 }
 
@@ -253,7 +254,7 @@ TEST_F(JoinTest, LastRankLeavingTearsTheGroupDownOnTheSwitch) {
   ASSERT_TRUE(remove && remove->has_action());
   EXPECT_EQ(remove->action().kind(), pb::ACTION_KIND_REMOVE_CONTEXT);
   EXPECT_EQ(remove->action().group_id(), install.group_id());
-  EXPECT_EQ(memory().switches(0).granted(), 0u);
+  EXPECT_EQ(memory().switches(0).granted_bytes(), 0u);
 }
 
 TEST_F(JoinTest, AgentFirstMessageMustBeRegister) {
@@ -278,6 +279,92 @@ TEST_F(JoinTest, InvalidRegistrationNamesTheField) {
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_NE(s.error_message().find("registration.inc_ipv4"), std::string::npos)
       << s.error_message();
+}
+
+TEST_F(JoinTest, RegistrationsCountingSlotsOrTooLittleMemoryAreRefusedNamingTheField) {
+  const std::pair<std::function<void(pb::Register&)>, std::string> cases[] = {
+      {[](pb::Register& r) { r.set_slot_capacity(8192); },
+       "registration.slot_capacity: slots are no longer counted: set registration.capacity_bytes"},
+      {[](pb::Register& r) { r.set_capacity_bytes(1599); },
+       "registration.capacity_bytes: 1599 bytes is less than the smallest group context (1600 "
+       "bytes: window 1, pmtu 256)"},
+  };
+  for (const auto& [edit, message] : cases) {
+    FakeAgent agent(manager_.channel());
+    pb::Register reg = FakeAgent::leaf0(256);
+    edit(reg);
+    pb::AgentMessage m;
+    *m.mutable_registration() = reg;
+    agent.send(m);
+    EXPECT_TRUE(agent.ended());
+    const grpc::Status s = agent.close();
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_NE(s.error_message().find(message), std::string::npos) << s.error_message();
+  }
+}
+
+TEST_F(JoinTest, AJoinWithoutAWindowGetsThePathBdpWindowAndItsRanksUseIt) {
+  FakeAgent agent(manager_.channel());
+  agent.register_switch(FakeAgent::leaf0(256));  // exactly one window-128 group at pmtu 1024
+  std::vector<std::unique_ptr<AsyncJoin>> ranks;
+  for (uint32_t r = 0; r < 2; ++r) {
+    pb::JoinGroupRequest j = join_request("bdp", 2, r);
+    j.clear_window();
+    ranks.push_back(std::make_unique<AsyncJoin>(manager_, j));
+  }
+  auto install = agent.next();
+  ASSERT_TRUE(install && install->has_action());
+  // One switch, default link speeds: 100 Gb/s x 10 us = 125000 bytes -> 128 packets of 1024.
+  EXPECT_EQ(install->action().context().window(), 128u);
+  EXPECT_EQ(install->action().memory_bytes(), vocab::group_memory_bytes(128, 1024));
+  EXPECT_EQ(install->action().memory_bytes(), slots(256));
+  agent.ack(install->action().action_id());
+  for (auto& r : ranks) {
+    ASSERT_TRUE(r->get().status.ok()) << r->get().status.error_message();
+    EXPECT_EQ(r->get().response.window(), 128u);
+  }
+  EXPECT_EQ(groups().groups(0).window(), 128u);
+  // A rank calling again (its answer was lost) without a window gets the same answer.
+  pb::JoinGroupRequest again = join_request("bdp", 2, 1);
+  again.clear_window();
+  AsyncJoin retry(manager_, again);
+  ASSERT_TRUE(retry.get().status.ok()) << retry.get().status.error_message();
+  EXPECT_EQ(retry.get().response.window(), 128u);
+  EXPECT_EQ(retry.get().response.group_id(), install->action().group_id());
+  // The switch is full: a second group is refused and the running one is not disturbed.
+  pb::JoinGroupRequest other = join_request("other", 1, 0);
+  other.mutable_endpoint()->set_ipv4(rank_ipv4(2));
+  const grpc::Status s = join_now(other);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_NE(s.error_message().find("needs 99328 bytes on switch 'leaf0', 0 free"),
+            std::string::npos)
+      << s.error_message();
+  EXPECT_EQ(groups().groups(0).state(), "installed");
+  EXPECT_FALSE(agent.next(200ms)) << "nothing sent for the refused group";
+}
+
+TEST_F(JoinTest, TenantsCountingSlotsAreRefusedNamingTheByteField) {
+  const std::pair<std::function<void(pb::Tenant&)>, std::string> cases[] = {
+      {[](pb::Tenant& t) { t.mutable_quota()->set_max_slots_per_switch(64); },
+       "tenant.quota.max_slots_per_switch: slots are no longer counted: set "
+       "quota.max_bytes_per_switch (bytes)"},
+      {[](pb::Tenant& t) { t.mutable_quota()->set_max_slots_total(64); },
+       "tenant.quota.max_slots_total: slots are no longer counted: set quota.max_bytes_total "
+       "(bytes)"},
+      {[](pb::Tenant& t) { (*t.mutable_reserved())["leaf0"] = 64; },
+       "tenant.reserved: slots are no longer counted: set reserved_bytes (switch -> bytes)"},
+  };
+  for (const auto& [edit, message] : cases) {
+    pb::SetTenantRequest req;
+    req.mutable_tenant()->set_name("old");
+    req.mutable_tenant()->mutable_quota()->set_max_bytes_per_switch(1 << 20);
+    edit(*req.mutable_tenant());
+    pb::SetTenantResponse out;
+    auto ctx = deadline();
+    const grpc::Status s = manager_.stub()->SetTenant(ctx.get(), req, &out);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_EQ(s.error_message(), message);
+  }
 }
 
 }  // namespace

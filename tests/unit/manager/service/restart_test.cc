@@ -31,7 +31,7 @@ TEST(RestartTest, RestartedManagerRecoversGroupsAndResyncsTheAgent) {
   ASSERT_EQ(g.groups_size(), 1);
   EXPECT_EQ(g.groups(0).group_id(), installed.group_id());
   EXPECT_EQ(g.groups(0).state(), "installed");
-  EXPECT_EQ(g.groups(0).grants(0).slots(), 32u);
+  EXPECT_EQ(g.groups(0).grants(0).bytes(), slots(32));
 
   // The agent serves the group and a stale one (99): keep the first, remove the second, and
   // re-send nothing for a context that matches.
@@ -63,7 +63,7 @@ TEST(RestartTest, AgentWithoutTheContextGetsItReinstalled) {
   auto repair = again.next();
   ASSERT_TRUE(repair && repair->has_action());
   EXPECT_EQ(repair->action().kind(), pb::ACTION_KIND_INSTALL_CONTEXT);
-  EXPECT_EQ(repair->action().slots(), 32u);
+  EXPECT_EQ(repair->action().memory_bytes(), slots(32));
   EXPECT_EQ(repair->action().context().SerializeAsString(),
             installed.context().SerializeAsString());
 }
@@ -143,7 +143,7 @@ TEST(RestartTest, DeclaredPartitionOnASwitchNotYetRegisteredAppliesWhenItRegiste
   TempDir dir;
   TestManager m(dir);
   ServiceOptions o = test_options();
-  o.declared.tenants.push_back(Tenant{.name = "team-a", .reserved = {{"leaf0", 64}}});
+  o.declared.tenants.push_back(Tenant{.name = "team-a", .reserved = {{"leaf0", slots(64)}}});
   m.start(o);  // leaf0 is unknown here: the partition waits for it
   FakeAgent agent(m.channel());
   agent.register_switch(FakeAgent::leaf0(256));
@@ -151,12 +151,12 @@ TEST(RestartTest, DeclaredPartitionOnASwitchNotYetRegisteredAppliesWhenItRegiste
   auto ctx = deadline();
   ASSERT_TRUE(m.stub()->GetMemory(ctx.get(), {}, &mem).ok());
   ASSERT_EQ(mem.switches_size(), 1);
-  EXPECT_EQ(mem.switches(0).shared_capacity(), 256u - 64u);
+  EXPECT_EQ(mem.switches(0).shared_capacity_bytes(), slots(256 - 64));
   bool found = false;
   for (const auto& t : mem.switches(0).tenants()) {
     if (t.tenant() == "team-a") {
       found = true;
-      EXPECT_EQ(t.reserved(), 64u);
+      EXPECT_EQ(t.reserved_bytes(), slots(64));
     }
   }
   EXPECT_TRUE(found);
@@ -177,7 +177,7 @@ TEST(RestartTest, AgentWithADifferentContextUnderTheIdGetsItRemovedThenReinstall
   other->set_group_id(installed.group_id());
   *other->mutable_context() = installed.context();
   other->mutable_context()->set_window(installed.context().window() * 2);
-  other->mutable_context()->set_slots(installed.context().slots() * 2);
+  other->mutable_context()->set_memory_bytes(installed.context().memory_bytes() * 2);
   other->set_slots_attached(true);
   EXPECT_EQ(again.register_switch(reg), std::vector<uint32_t>{installed.group_id()});
   auto remove = again.next();

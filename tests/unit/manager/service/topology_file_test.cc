@@ -1,8 +1,10 @@
-// The operator's topology / tenants file: both link forms, ranks, tenants; unknown keys and
-// bad values are refused with the file and the path of the bad entry.
+// The operator's topology / tenants file: both link forms, ranks, tenants, link speeds; unknown
+// keys and bad values are refused with the file and the path of the bad entry.
 #include "manager/service/topology_file.h"
 
 #include <gtest/gtest.h>
+
+#include "proto/vocab/memory.h"
 
 namespace epic::manager::service {
 namespace {
@@ -16,9 +18,9 @@ ranks:
   - {ipv4: 10.77.0.1, mac: "02:00:00:00:00:01", at: leaf0:r0}
 tenants:
   - name: team-a
-    max_slots_per_switch: 512
+    max_bytes_per_switch: 1589248
     max_groups: 8
-    reserved: {leaf0: 128}
+    reserved_bytes: {leaf0: 397312}
 )",
                               "fabric.yaml");
   ASSERT_TRUE(d.ok()) << d.error().to_string();
@@ -27,10 +29,95 @@ tenants:
   ASSERT_EQ(d.value().ranks.size(), 1u);
   EXPECT_EQ(d.value().ranks[0].at.port, "r0");
   ASSERT_EQ(d.value().tenants.size(), 1u);
-  EXPECT_EQ(d.value().tenants[0].quota.max_slots_per_switch, 512u);
+  EXPECT_EQ(d.value().tenants[0].quota.max_bytes_per_switch, 1589248u);
   EXPECT_EQ(d.value().tenants[0].quota.max_groups, 8u);
-  EXPECT_FALSE(d.value().tenants[0].quota.max_slots_total.has_value());
-  EXPECT_EQ(d.value().tenants[0].reserved.at("leaf0"), 128u);
+  EXPECT_FALSE(d.value().tenants[0].quota.max_bytes_total.has_value());
+  EXPECT_EQ(d.value().tenants[0].reserved.at("leaf0"), 397312u);
+  // No speeds declared: every link has the defaults.
+  EXPECT_TRUE(d.value().speeds.links.empty());
+  EXPECT_TRUE(d.value().speeds.ranks.empty());
+}
+
+TEST(TopologyFileTest, LinksAndRanksMayDeclareTheirSpeed) {
+  auto d = parse_declarations(R"(
+links:
+  - {a: spine0:d0, b: leaf0:up0, bandwidth_gbps: 400, rtt_us: 2.5}
+  - {a: spine0:d1, b: leaf1:up0, rtt_us: 20}
+  - [leaf2:up0, spine0:d2]
+ranks:
+  - {ipv4: 10.77.0.1, mac: "02:00:00:00:00:01", at: leaf0:r0, bandwidth_gbps: 25}
+  - {ipv4: 10.77.0.2, mac: "02:00:00:00:00:02", at: leaf0:r1}
+)",
+                              "fabric.yaml");
+  ASSERT_TRUE(d.ok()) << d.error().to_string();
+  const LinkSpeeds& s = d.value().speeds;
+  ASSERT_EQ(s.links.size(), 2u);
+  const Link l0{{"leaf0", "up0"}, {"spine0", "d0"}};
+  const Link l1{{"leaf1", "up0"}, {"spine0", "d1"}};
+  const Link l2{{"leaf2", "up0"}, {"spine0", "d2"}};
+  EXPECT_EQ(s.of(l0), (LinkSpeed{.bandwidth_gbps = 400, .rtt_us = 2.5}));
+  EXPECT_EQ(s.of(l1), (LinkSpeed{.bandwidth_gbps = 100, .rtt_us = 20}));  // default bandwidth
+  EXPECT_EQ(s.of(l2), kDefaultLinkSpeed);
+  ASSERT_EQ(s.ranks.size(), 1u);
+  EXPECT_EQ(s.of_rank(d.value().ranks[0].ipv4), (LinkSpeed{.bandwidth_gbps = 25, .rtt_us = 10}));
+  EXPECT_EQ(s.of_rank(d.value().ranks[1].ipv4), kDefaultLinkSpeed);
+}
+
+// Each file text of `cases` is refused with exactly its message.
+template <size_t N>
+void expect_refused(const std::pair<const char*, const char*> (&cases)[N]) {
+  for (const auto& [text, message] : cases) {
+    auto d = parse_declarations(text, "f.yaml");
+    ASSERT_FALSE(d.ok()) << text;
+    EXPECT_EQ(d.error().code, ErrorCode::kInvalidArgument);
+    EXPECT_EQ(d.error().message, message) << text;
+  }
+}
+
+TEST(TopologyFileTest, BadLinkSpeedsAreRefusedNamingTheFieldAndTheLimit) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"links: [{a: l:p, b: s:q, bandwidth_gbps: 0}]",
+       "f.yaml: links[0].bandwidth_gbps: must be > 0 (Gb/s), not 0"},
+      {"links: [{a: l:p, b: s:q, bandwidth_gbps: -100}]",
+       "f.yaml: links[0].bandwidth_gbps: must be > 0 (Gb/s), not -100"},
+      {"links: [{a: l:p, b: s:q, bandwidth_gbps: fast}]",
+       "f.yaml: links[0].bandwidth_gbps: expected a number of Gb/s > 0"},
+      {"links: [{a: l:p, b: s:q, bandwidth_gbps: [1]}]",
+       "f.yaml: links[0].bandwidth_gbps: expected a number of Gb/s > 0"},
+      {"links: [{a: l:p, b: s:q, bandwidth_gbps: .nan}]",
+       "f.yaml: links[0].bandwidth_gbps: must be > 0 (Gb/s), not .nan"},
+      {"links: [{a: l:p, b: s:q, bandwidth_gbps: 20000}]",
+       "f.yaml: links[0].bandwidth_gbps: 20000 Gb/s is out of range (at most 10000)"},
+      {"links: [{a: l:p, b: s:q, rtt_us: 0}]", "f.yaml: links[0].rtt_us: must be > 0 (µs), not 0"},
+      {"links: [{a: l:p, b: s:q, rtt_us: -1.5}]",
+       "f.yaml: links[0].rtt_us: must be > 0 (µs), not -1.5"},
+      {"links: [{a: l:p, b: s:q, rtt_us: 10us}]",
+       "f.yaml: links[0].rtt_us: expected a number of µs > 0"},
+      {"links: [{a: l:p, b: s:q, rtt_us: 2000000}]",
+       "f.yaml: links[0].rtt_us: 2000000 µs is out of range (at most 1000000)"},
+      {"ranks: [{ipv4: 10.0.0.1, mac: '02:00:00:00:00:01', at: l:p, rtt_us: 0}]",
+       "f.yaml: ranks[0].rtt_us: must be > 0 (µs), not 0"},
+      {"ranks: [{ipv4: 10.0.0.1, mac: '02:00:00:00:00:01', at: l:p, bandwidth_gbps: x}]",
+       "f.yaml: ranks[0].bandwidth_gbps: expected a number of Gb/s > 0"},
+  };
+  expect_refused(cases);
+}
+
+TEST(TopologyFileTest, SlotQuotasOfEarlierVersionsAreRefusedNamingTheByteField) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"tenants: [{name: t, max_slots_per_switch: 512}]",
+       "f.yaml: tenants[0].max_slots_per_switch: slots are no longer counted: use "
+       "max_bytes_per_switch (bytes of switch memory)"},
+      {"tenants: [{name: t, max_slots_total: 512}]",
+       "f.yaml: tenants[0].max_slots_total: slots are no longer counted: use max_bytes_total "
+       "(bytes of switch memory)"},
+      {"tenants: [{name: t, reserved: {leaf0: 64}, reserved_bytes: {leaf0: 1}}]",
+       "f.yaml: tenants[0].reserved: slots are no longer counted: use reserved_bytes (bytes of "
+       "switch memory)"},
+      {"tenants: [{name: t, max_bytes_total: -5}]",
+       "f.yaml: tenants[0].max_bytes_total: out of range"},
+  };
+  expect_refused(cases);
 }
 
 TEST(TopologyFileTest, JsonIsAcceptedToo) {
@@ -61,7 +148,9 @@ TEST(TopologyFileTest, TheCheckedInExampleLoads) {
   EXPECT_EQ(d.value().links.size(), 2u);
   EXPECT_EQ(d.value().ranks.size(), 4u);
   ASSERT_EQ(d.value().tenants.size(), 2u);
-  EXPECT_EQ(d.value().tenants[0].reserved.at("spine0"), 1024u);
+  EXPECT_EQ(d.value().tenants[0].reserved.at("spine0"), 1024 * vocab::slot_bytes(1024));
+  EXPECT_EQ(d.value().speeds.links.size(), 1u);
+  EXPECT_EQ(d.value().speeds.ranks.size(), 1u);
 }
 
 }  // namespace
