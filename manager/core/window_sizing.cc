@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "manager/core/limits.h"
+#include "proto/vocab/memory.h"
 
 namespace epic::manager {
 
@@ -71,6 +72,9 @@ uint32_t bdp_window(const IncTree& tree, const Topology& topology, const LinkSpe
   for (const TreeNode& n : tree.nodes) {
     if (const SwitchSpec* sw = topology.find_switch(n.switch_id)) {
       most = std::min(most, sw->max_window);
+      // Never more than the switch could ever hold: a smaller window still aggregates, and a
+      // group that does not fit now waits, queues or falls back like any other.
+      while (most > 1 && vocab::group_memory_bytes(most, pmtu) > sw->capacity_bytes) most /= 2;
     }
   }
   return window_for_bdp(tree_bdp(tree, speeds, rank_ipv4).bytes, pmtu, most);

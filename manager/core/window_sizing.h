@@ -11,7 +11,8 @@
 //
 //   MW = the smallest power of two with MW · pmtu >= B_min · max_rank Σ_path RTT_link
 //
-// clamped to 1..min(kMaxWindow, every tree switch's max_window). Link speeds are declared per
+// clamped to 1..min(kMaxWindow, every tree switch's max_window and the largest window its
+// capacity could hold). Link speeds are declared per
 // link in the fabric file; undeclared links have kDefaultLinkSpeed (100 Gb/s, 10 µs RTT).
 // Threading: plain values and pure functions.
 #pragma once
@@ -59,7 +60,8 @@ PathBdp tree_bdp(const IncTree& tree, const LinkSpeeds& speeds,
                  const std::vector<uint32_t>& rank_ipv4);
 
 // The window for a group on `tree` with path MTU `pmtu`: window_for_bdp of tree_bdp, clamped to
-// kMaxWindow and the max_window of every switch of the tree.
+// kMaxWindow, the max_window of every switch of the tree and the largest window whose memory
+// (vocab::group_memory_bytes) each switch's capacity could hold.
 uint32_t bdp_window(const IncTree& tree, const Topology& topology, const LinkSpeeds& speeds,
                     const std::vector<uint32_t>& rank_ipv4, uint32_t pmtu);
 

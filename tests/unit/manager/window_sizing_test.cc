@@ -122,6 +122,19 @@ TEST_F(BdpWindowTest, ClampedToTheSwitchesMaxWindow) {
   EXPECT_EQ(r.error().message, "window 128 exceeds the max_window 64 of switch 'leaf0'");
 }
 
+TEST_F(BdpWindowTest, ClampedToWhatTheSwitchesCouldEverHold) {
+  m = IncManager({});
+  // Leaves hold 100 slots of pmtu 1024: window 32 (64 slots) fits, the BDP's 128 never would.
+  testing::build_fabric(m, {.leaves = 1, .spines = 1, .ranks_per_leaf = 4, .leaf_slots = 100});
+  const Group& g = install("g", 1, 0, 1024, 0x100);
+  EXPECT_EQ(g.request.window, 32u);
+  EXPECT_EQ(g.grants[0].bytes, vocab::group_memory_bytes(32, 1024));
+  // The next such group does not fit now (36 slots left): no INC memory, not "never fits".
+  auto r = m.join(make_request("h", {{0, 2}, {0, 3}}, 0, 0x200), Millis{1000});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kResourceExhausted) << r.error().message;
+}
+
 TEST_F(BdpWindowTest, TheChosenWindowReachesContextsAndRanks) {
   build({});
   GroupRequest r = make_request("g", hosts_on(2, 2), 0, 0x100);
