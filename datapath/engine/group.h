@@ -92,7 +92,9 @@ struct GroupState {
   SlotRegion* slots = nullptr;  // granted slot memory (2*MW slots)
   // Recent collectives, newest at (collectives-1) % history.size().
   std::vector<CollectiveRecord> history;
-  uint32_t collectives = 0;                             // records ever created
+  // Records ever created; 64-bit so that the ring index (collectives % history.size(), not a
+  // power of two) never jumps at a wrap.
+  uint64_t collectives = 0;
   std::array<uint32_t, kMaxChildren> next_send_ctrl{};  // each child's next control message PSN
   std::array<uint32_t, kMaxChildren> next_recv_ctrl{};
   uint32_t next_g_ctrl = 0;

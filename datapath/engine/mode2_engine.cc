@@ -199,15 +199,28 @@ void Mode2Engine::dispatch(const w::ParseResult& r, TxBatch& out) {
 
 // --- per-endpoint PSN translation ---------------------------------------------------------------
 
-template <typename Fn>
-static const CollectiveRecord* find_record(const GroupState& g, Fn&& match) {
+// The record holding position `psn` of one PSN sequence (a child's sends or receives, or the
+// group's). A sequence's records are contiguous — each starts where the one before it ended,
+// and the newest ends at `end`, the next record's start — so the walk from the newest stops at
+// the first record that starts at or before `psn` (measured backward from `end`): O(1) for a
+// packet of the newest collectives, at most as many steps as collectives it lies back, and
+// O(1) for a PSN not announced yet. Positions more than half the PSN space (2^23) behind `end`
+// are nobody's: PSN order is only defined within half the space (vocab::psn_gt).
+template <typename StartFn>
+static const CollectiveRecord* find_record(const GroupState& g, uint32_t end, uint32_t psn,
+                                           StartFn&& start) {
+  constexpr uint32_t kHalf = (vocab::kPsnMask + 1) / 2;
+  const uint32_t back = (end - psn) & vocab::kPsnMask;  // psn = end - back
+  if (back == 0 || back > kHalf) return nullptr;        // at or after end, or too far back
   const size_t h = g.history.size();
-  const uint32_t known = g.collectives < h ? g.collectives : static_cast<uint32_t>(h);
+  const auto known = static_cast<uint32_t>(g.collectives < h ? g.collectives : h);
   for (uint32_t k = 0; k < known; ++k) {
     const CollectiveRecord& rec = g.history[(g.collectives - 1 - k) % h];
-    if (match(rec)) return &rec;
+    const uint32_t rec_back = (end - start(rec)) & vocab::kPsnMask;
+    if (rec_back >= back) return &rec;  // start(rec) <= psn < the next record's start
+    if (rec_back > kHalf) break;
   }
-  return nullptr;
+  return nullptr;  // before the oldest record kept
 }
 
 Mode2Engine::Item Mode2Engine::locate_send(const GroupState& g, int child, uint32_t psn) const {
@@ -227,10 +240,8 @@ Mode2Engine::Item Mode2Engine::locate_rank(const GroupState& g, int child, uint3
   const auto start = [&](const CollectiveRecord& r) {
     return send ? r.send_ctrl[c] : r.recv_ctrl[c];
   };
-  const CollectiveRecord* rec = find_record(g, [&](const CollectiveRecord& r) {
-    const uint32_t n = send ? r.shape.send_count(rank) : r.shape.recv_count(rank);
-    return vocab::psn_in_window(psn, start(r), 1 + n);
-  });
+  const CollectiveRecord* rec =
+      find_record(g, send ? g.next_send_ctrl[c] : g.next_recv_ctrl[c], psn, start);
   if (rec == nullptr) return {};
   const uint32_t off = (psn - start(*rec)) & vocab::kPsnMask;
   if (off == 0) return {rec, true, 0};
@@ -239,9 +250,8 @@ Mode2Engine::Item Mode2Engine::locate_rank(const GroupState& g, int child, uint3
 }
 
 Mode2Engine::Item Mode2Engine::locate_group(const GroupState& g, uint32_t gpsn) const {
-  const CollectiveRecord* rec = find_record(g, [&](const CollectiveRecord& r) {
-    return vocab::psn_in_window(gpsn, r.g_ctrl, 1 + r.shape.n_data);
-  });
+  const CollectiveRecord* rec =
+      find_record(g, g.next_g_ctrl, gpsn, [](const CollectiveRecord& r) { return r.g_ctrl; });
   if (rec == nullptr) return {};
   const uint32_t off = (gpsn - rec->g_ctrl) & vocab::kPsnMask;
   return off == 0 ? Item{rec, true, 0} : Item{rec, false, off - 1};
