@@ -123,7 +123,7 @@ TEST_F(BdpWindowTest, ClampedToTheSwitchesMaxWindow) {
 }
 
 TEST_F(BdpWindowTest, ClampedToWhatTheSwitchesCouldEverHold) {
-  m = IncManager({});
+  m = IncManager(Policy{});
   // Leaves hold 100 slots of pmtu 1024: window 32 (64 slots) fits, the BDP's 128 never would.
   testing::build_fabric(m, {.leaves = 1, .spines = 1, .ranks_per_leaf = 4, .leaf_slots = 100});
   const Group& g = install("g", 1, 0, 1024, 0x100);
