@@ -11,7 +11,7 @@ std::string ActionApplier::install(const inc::v1::Action& a) {
     return "action group_id " + std::to_string(a.group_id()) + " differs from context.group_id " +
            std::to_string(c.group_id());
   }
-  incd::Errors errors;
+  vocab::ContextErrors errors;
   const auto group = to_group_message(c, errors);
   if (!group) {
     std::string s;

@@ -15,7 +15,8 @@ void copy_endpoint(const inc::v1::Endpoint& from, inc::v1::IncdConfig::Endpoint*
 
 }  // namespace
 
-std::optional<Group> to_group_message(const inc::v1::SwitchContext& c, incd::Errors& errors) {
+std::optional<Group> to_group_message(const inc::v1::SwitchContext& c,
+                                      vocab::ContextErrors& errors) {
   const size_t errors_before = errors.size();
   Group g;
   g.set_id(c.group_id());
@@ -29,7 +30,7 @@ std::optional<Group> to_group_message(const inc::v1::SwitchContext& c, incd::Err
     to->set_port(from.port());
     if (from.is_rank()) {
       if (from.rank_count() > 1) {
-        errors.push_back({incd::index("context.children", static_cast<size_t>(i)) + ".rank_count",
+        errors.push_back({vocab::index("context.children", static_cast<size_t>(i)) + ".rank_count",
                           "a rank child is one rank NIC; rank_count " +
                               std::to_string(from.rank_count()) + " must be 1"});
       }

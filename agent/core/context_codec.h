@@ -7,7 +7,7 @@
 
 #include <optional>
 
-#include "daemon/config/checks.h"
+#include "proto/context/context_validate.h"
 #include "proto/inc/v1/agent.pb.h"
 #include "proto/inc/v1/incd_config.pb.h"
 
@@ -16,6 +16,6 @@ namespace epic::agent {
 // nullopt (and errors, paths under "context") when the context says what a groups[] entry
 // cannot: a rank child covering more than one rank.
 std::optional<inc::v1::IncdConfig::Group> to_group_message(const inc::v1::SwitchContext& c,
-                                                           incd::Errors& errors);
+                                                           vocab::ContextErrors& errors);
 
 }  // namespace epic::agent

@@ -41,7 +41,7 @@ TEST(ActionApplier, AnInstallIsAckedWithItsActionIdAndReachesTheDatapath) {
   ASSERT_TRUE(m.has_ack());
   EXPECT_EQ(m.ack().action_id(), 5u);
   EXPECT_EQ(r.sink.last_ids(), (std::vector<uint32_t>{7}));
-  const engine::GroupConfig g = r.sink.sets().back()[0];
+  const vocab::GroupContext g = r.sink.sets().back()[0];
   EXPECT_EQ(g.window, 16u);
   ASSERT_EQ(g.children.size(), 2u);
   EXPECT_TRUE(g.children[1].is_rank);

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "agent/core/group_sink.h"
-#include "daemon/config/checks.h"
+#include "proto/context/context_proto.h"
 #include "proto/inc/v1/agent.pb.h"
 #include "proto/inc/v1/incd_config.pb.h"
 #include "proto/vocab/addr.h"
@@ -18,16 +18,10 @@
 
 namespace epic::agent::test {
 
-inline incd::SwitchView test_switch() {
-  std::vector<incd::PortConfig> ports(3);
-  ports[0].name = "r0";
-  ports[1].name = "r1";
-  ports[2].name = "up";
-  ports[2].mtu = 9000;
-  incd::SwitchConfig sw;
-  sw.inc_addresses.push_back(
-      {*vocab::parse_ipv4("10.77.0.254"), *vocab::parse_mac("02:ec:00:00:00:fe")});
-  return incd::SwitchView::of(ports, sw);
+inline vocab::SwitchView test_switch() {
+  return vocab::SwitchView::of(
+      {{"r0", 1500}, {"r1", 1500}, {"up", 9000}},
+      {{*vocab::parse_ipv4("10.77.0.254"), *vocab::parse_mac("02:ec:00:00:00:fe")}});
 }
 
 template <typename M>
@@ -73,7 +67,7 @@ inline inc::v1::SwitchContext switch_context(uint32_t id, uint32_t qpn_base, uin
 
 class FakeSink : public GroupSink {
  public:
-  std::string set_groups(const std::vector<engine::GroupConfig>& groups) override {
+  std::string set_groups(const std::vector<vocab::GroupContext>& groups) override {
     std::lock_guard<std::mutex> lock(mu_);
     if (!refuse_.empty()) return refuse_;
     sets_.push_back(groups);
@@ -83,7 +77,7 @@ class FakeSink : public GroupSink {
     std::lock_guard<std::mutex> lock(mu_);
     refuse_ = std::move(why);
   }
-  std::vector<std::vector<engine::GroupConfig>> sets() const {
+  std::vector<std::vector<vocab::GroupContext>> sets() const {
     std::lock_guard<std::mutex> lock(mu_);
     return sets_;
   }
@@ -99,7 +93,7 @@ class FakeSink : public GroupSink {
  private:
   mutable std::mutex mu_;
   std::string refuse_;
-  std::vector<std::vector<engine::GroupConfig>> sets_;
+  std::vector<std::vector<vocab::GroupContext>> sets_;
 };
 
 }  // namespace epic::agent::test

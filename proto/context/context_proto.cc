@@ -1,32 +1,74 @@
-#include "daemon/config/group_validate.h"
+#include "proto/context/context_proto.h"
 
 #include <algorithm>
+#include <vector>
 
-#include "proto/vocab/limits.h"
-#include "proto/vocab/psn.h"
-
-namespace epic::incd {
+namespace epic::vocab {
 namespace {
 
 using Msg = inc::v1::IncdConfig;
 
-using vocab::kMaxRanks;
-using vocab::kRoceOverheadBytes;
-
-// Lists ranks "2, 3, 5" (at most `limit`, then "…").
-std::string rank_list(const std::vector<uint32_t>& ranks, size_t limit = 8) {
-  std::string s;
-  for (size_t i = 0; i < ranks.size() && i < limit; ++i) {
-    if (i > 0) s += ", ";
-    s += std::to_string(ranks[i]);
-  }
-  if (ranks.size() > limit) s += ", … (" + std::to_string(ranks.size()) + " in all)";
-  return s;
-}
-
 }  // namespace
 
-void GroupValidator::reserve(const engine::GroupConfig& g, const std::string& name) {
+std::optional<uint32_t> check_ipv4(const std::string& s, const std::string& path,
+                                   ContextErrors& errors) {
+  if (s.empty()) {
+    errors.push_back({path, "required (dotted quad, e.g. 10.77.0.1)"});
+    return std::nullopt;
+  }
+  const std::optional<uint32_t> a = parse_ipv4(s);
+  if (!a) {
+    errors.push_back({path, quote(s) + " is not an IPv4 address (dotted quad, e.g. 10.77.0.1)"});
+    return std::nullopt;
+  }
+  if (std::string err = ipv4_error(*a); !err.empty()) {
+    errors.push_back({path, std::move(err)});
+    return std::nullopt;
+  }
+  return a;
+}
+
+std::optional<MacAddr> check_mac(const std::string& s, const std::string& path,
+                                 ContextErrors& errors) {
+  if (s.empty()) {
+    errors.push_back({path, "required (e.g. 02:00:00:00:00:01)"});
+    return std::nullopt;
+  }
+  const std::optional<MacAddr> m = parse_mac(s);
+  if (!m) {
+    errors.push_back({path, quote(s) +
+                                " is not a MAC address (six hex bytes separated by colons, e.g. "
+                                "02:00:00:00:00:01)"});
+    return std::nullopt;
+  }
+  if (std::string err = mac_error(*m); !err.empty()) {
+    errors.push_back({path, std::move(err)});
+    return std::nullopt;
+  }
+  return m;
+}
+
+std::optional<uint16_t> port_ref(const SwitchView& sw, const std::string& name,
+                                 const std::string& path, ContextErrors& errors) {
+  if (name.empty()) {
+    errors.push_back({path, "required (the name of one of ports)"});
+    return std::nullopt;
+  }
+  if (const auto it = sw.port_of.find(name); it != sw.port_of.end()) {
+    return static_cast<uint16_t>(it->second);
+  }
+  std::string known;
+  for (const SwitchPort& p : sw.ports) {
+    if (p.name.empty()) continue;
+    if (!known.empty()) known += ", ";
+    known += p.name;
+  }
+  errors.push_back({path, "no port named " + quote(name) +
+                              " (ports: " + (known.empty() ? "none" : known) + ")"});
+  return std::nullopt;
+}
+
+void ContextReader::reserve(const GroupContext& g, const std::string& name) {
   for (size_t i = 0; i < g.children.size(); ++i) {
     const std::string at = name + " (" + index("children", i);
     local_keys_.emplace(std::pair{g.children[i].local.ipv4, g.children[i].local.qpn},
@@ -42,15 +84,15 @@ void GroupValidator::reserve(const engine::GroupConfig& g, const std::string& na
   }
 }
 
-// Checks an edge endpoint. `local`: this switch's side (mac optional, ipv4 one of
+// Reads an edge endpoint. `local`: this switch's side (mac optional, ipv4 one of
 // switch.inc_addresses); otherwise the peer's side (mac required, ipv4 not ours).
-std::optional<engine::Endpoint> GroupValidator::endpoint(bool present, const Msg::Endpoint& e,
-                                                         const std::string& path, bool local) {
+std::optional<Endpoint> ContextReader::endpoint(bool present, const Msg::Endpoint& e,
+                                                const std::string& path, bool local) {
   if (!present) {
     fail(path, local ? "required (ipv4, qpn; mac optional)" : "required (mac, ipv4, qpn)");
     return std::nullopt;
   }
-  engine::Endpoint out;
+  Endpoint out;
   bool ok = true;
   const auto ip = check_ipv4(e.ipv4(), path + ".ipv4", errors_);
   if (ip) {
@@ -90,8 +132,8 @@ std::optional<engine::Endpoint> GroupValidator::endpoint(bool present, const Msg
   if (!e.has_qpn()) {
     fail(path + ".qpn", "required (a 24-bit queue pair number)");
     ok = false;
-  } else if (e.qpn() > vocab::kQpnMask) {
-    fail(path + ".qpn", hex(e.qpn()) + " does not fit in 24 bits (must be < 0x1000000)");
+  } else if (std::string err = qpn_error(e.qpn()); !err.empty()) {
+    fail(path + ".qpn", std::move(err));
     ok = false;
   } else {
     out.qpn = e.qpn();
@@ -109,10 +151,9 @@ std::optional<engine::Endpoint> GroupValidator::endpoint(bool present, const Msg
   return out;
 }
 
-std::optional<engine::GroupConfig> GroupValidator::check(const Msg::Group& g,
-                                                         const std::string& path) {
+std::optional<GroupContext> ContextReader::read(const Msg::Group& g, const std::string& path) {
   const size_t errors_before = errors_.size();
-  engine::GroupConfig gc;
+  GroupContext gc;
   if (!g.has_id()) {
     fail(path + ".id", "required");
   } else {
@@ -121,49 +162,35 @@ std::optional<engine::GroupConfig> GroupValidator::check(const Msg::Group& g,
   bool ranks_ok = false;
   if (!g.has_ranks()) {
     fail(path + ".ranks", "required (ranks in the whole group)");
-  } else if (g.ranks() == 0 || g.ranks() > kMaxRanks) {
-    fail(path + ".ranks",
-         std::to_string(g.ranks()) + " is outside 1.." + std::to_string(kMaxRanks));
+  } else if (std::string err = ranks_error(g.ranks()); !err.empty()) {
+    fail(path + ".ranks", std::move(err));
   } else {
     gc.num_ranks = static_cast<uint16_t>(g.ranks());
     ranks_ok = true;
   }
-  if (g.initial_psn() > vocab::kPsnMask) {
-    fail(path + ".initial_psn",
-         hex(g.initial_psn()) + " does not fit in 24 bits (must be < 0x1000000)");
-  }
+  fail(path + ".initial_psn", psn_error(g.initial_psn()));
   gc.initial_psn = g.initial_psn();
   if (g.has_window()) {
     gc.window = g.window();
-    if (!vocab::valid_window(gc.window)) {
-      fail(path + ".window", std::to_string(gc.window) + " is not a power of two in 1.." +
-                                 std::to_string(vocab::kMaxWindow) +
-                                 " (the engine keeps "
-                                 "2*window slots indexed by psn mod 2*window)");
-    }
+    fail(path + ".window", window_error(gc.window));
   }
   bool pmtu_ok = true;
   if (g.has_pmtu()) {
-    const uint32_t p = g.pmtu();
-    pmtu_ok = vocab::valid_pmtu(p);
-    if (!pmtu_ok) {
-      fail(path + ".pmtu",
-           std::to_string(p) + " is not one of " + std::string(vocab::kPmtuChoices));
-    } else {
-      gc.pmtu = static_cast<uint16_t>(p);
-    }
+    const std::string err = pmtu_error(g.pmtu());
+    pmtu_ok = err.empty();
+    if (pmtu_ok) gc.pmtu = static_cast<uint16_t>(g.pmtu());
+    fail(path + ".pmtu", err);
   }
 
   std::vector<uint16_t> used_ports;
-  if (g.children().empty() || g.children_size() > static_cast<int>(engine::kMaxChildren)) {
-    fail(path + ".children", "a group has 1.." + std::to_string(engine::kMaxChildren) +
-                                 " children at a switch, got " + std::to_string(g.children_size()));
-  }
-  std::vector<int> owner(ranks_ok ? gc.num_ranks : 0, -1);  // child covering each rank
+  bool whole = true;  // every child and the parent read (a bad INC address MAC is reported there)
+  fail(path + ".children", children_count_error(static_cast<size_t>(g.children_size())));
+  const std::string children_path = path + ".children";
+  RankCover cover(ranks_ok ? gc.num_ranks : 0);
   for (int ci = 0; ci < g.children_size(); ++ci) {
     const Msg::Child& ch = g.children(ci);
-    const std::string cpath = index(path + ".children", static_cast<size_t>(ci));
-    engine::ChildLink link;
+    const std::string cpath = index(children_path, static_cast<size_t>(ci));
+    ChildLink link;
     // The ranks below a child are checked apart from its port and endpoints, so that a bad
     // port does not also leave its ranks "not covered".
     bool ok = true;
@@ -208,31 +235,12 @@ std::optional<engine::GroupConfig> GroupValidator::check(const Msg::Group& g,
         break;
     }
     if (ok && ranks_ok) {
-      const uint64_t end = uint64_t{first} + count;
-      if (end > gc.num_ranks) {
-        fail(below_path,
-             (link.is_rank ? "rank " + std::to_string(first)
-                           : "ranks [" + std::to_string(first) + ", " + std::to_string(end) + ")") +
-                 (link.is_rank ? " is" : " are") + " outside [0, " + std::to_string(gc.num_ranks) +
-                 ") (the group has " + std::to_string(gc.num_ranks) + " ranks)");
+      if (std::string err =
+              cover.add(static_cast<size_t>(ci), first, count, link.is_rank, children_path);
+          !err.empty()) {
+        fail(below_path, std::move(err));
         ok = false;
       } else {
-        std::vector<uint32_t> twice;
-        int other = -1;
-        for (uint32_t r = first; r < end; ++r) {
-          if (owner[r] >= 0) {
-            twice.push_back(r);
-            if (other < 0) other = owner[r];
-          } else {
-            owner[r] = ci;
-          }
-        }
-        if (!twice.empty()) {
-          fail(below_path, std::string(twice.size() == 1 ? "rank " : "ranks ") + rank_list(twice) +
-                               (twice.size() == 1 ? " is" : " are") + " already covered by " +
-                               index(path + ".children", static_cast<size_t>(other)));
-          ok = false;
-        }
         link.first_rank = static_cast<uint16_t>(first);
         link.rank_count = static_cast<uint16_t>(count);
       }
@@ -243,13 +251,15 @@ std::optional<engine::GroupConfig> GroupValidator::check(const Msg::Group& g,
       link.remote = *remote;
       link.local = *local;
       gc.children.push_back(link);
+    } else {
+      whole = false;
     }
   }
 
   if (g.has_parent()) {
     const Msg::Parent& p = g.parent();
     const std::string ppath = path + ".parent";
-    engine::ParentLink link;
+    ParentLink link;
     const auto port = port_ref(sw_, p.port(), ppath + ".port", errors_);
     if (port) used_ports.push_back(*port);
     const auto remote = endpoint(p.has_remote(), p.remote(), ppath + ".remote", false);
@@ -259,39 +269,24 @@ std::optional<engine::GroupConfig> GroupValidator::check(const Msg::Group& g,
       link.remote = *remote;
       link.local = *local;
       gc.parent = link;
+    } else {
+      whole = false;
     }
-  } else if (ranks_ok) {
-    std::vector<uint32_t> missing;
-    for (uint32_t r = 0; r < owner.size(); ++r) {
-      if (owner[r] < 0) missing.push_back(r);
-    }
-    if (!missing.empty() && !g.children().empty()) {
-      fail(path + ".children",
-           std::string(missing.size() == 1 ? "rank " : "ranks ") + rank_list(missing) +
-               (missing.size() == 1 ? " is" : " are") +
-               " not covered by any child; at the root switch (no parent) the children "
-               "must cover all " +
-               std::to_string(gc.num_ranks) + " ranks");
-    }
+  } else if (ranks_ok && !g.children().empty()) {
+    fail(children_path, cover.missing());
   }
 
   if (pmtu_ok) {
     std::sort(used_ports.begin(), used_ports.end());
     used_ports.erase(std::unique(used_ports.begin(), used_ports.end()), used_ports.end());
-    for (const uint16_t port : used_ports) {
-      const PortConfig& pc = sw_.ports[port];
-      if (uint32_t{gc.pmtu} + kRoceOverheadBytes > pc.mtu) {
-        fail(path + ".pmtu",
-             std::to_string(gc.pmtu) + " + " + std::to_string(kRoceOverheadBytes) +
-                 " bytes of RoCEv2 overhead (Ethernet, IPv4, UDP, BTH, RETH/ImmDt, ICRC, "
-                 "with margin) exceeds mtu " +
-                 std::to_string(pc.mtu) + " of port " + quote(pc.name) + " (" +
-                 index("ports", port) + ")");
-      }
-    }
+    for (const uint16_t port : used_ports) fail(path + ".pmtu", port_mtu_error(gc.pmtu, sw_, port));
   }
+  if (errors_.size() != errors_before || !whole) return std::nullopt;
+  // Every rule was applied field by field above; the value must now pass the value checks as a
+  // whole (what the engine and inc-manager apply to it), or reading and checking disagree.
+  check_context(gc, path, errors_, &sw_);
   if (errors_.size() != errors_before) return std::nullopt;
   return gc;
 }
 
-}  // namespace epic::incd
+}  // namespace epic::vocab
