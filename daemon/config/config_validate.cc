@@ -280,7 +280,7 @@ class Validator {
     std::map<uint32_t, int> ids;
     vocab::ContextReader check(sv_, errors_);
     for (int gi = 0; gi < m_.groups_size(); ++gi) {
-      const Msg::Group& g = m_.groups(gi);
+      const inc::v1::GroupContext& g = m_.groups(gi);
       const std::string path = index("groups", static_cast<size_t>(gi));
       if (g.has_id()) {
         if (const auto [it, fresh] = ids.emplace(g.id(), gi); !fresh) {

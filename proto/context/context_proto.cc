@@ -6,7 +6,7 @@
 namespace epic::vocab {
 namespace {
 
-using Msg = inc::v1::IncdConfig;
+using Msg = inc::v1::GroupContext;
 
 }  // namespace
 
@@ -151,7 +151,7 @@ std::optional<Endpoint> ContextReader::endpoint(bool present, const Msg::Endpoin
   return out;
 }
 
-std::optional<GroupContext> ContextReader::read(const Msg::Group& g, const std::string& path) {
+std::optional<GroupContext> ContextReader::read(const Msg& g, const std::string& path) {
   const size_t errors_before = errors_.size();
   GroupContext gc;
   if (!g.has_id()) {

@@ -16,11 +16,11 @@
 
 #include "proto/context/context_validate.h"
 #include "proto/context/group_context.h"
-#include "proto/inc/v1/incd_config.pb.h"
+#include "proto/inc/v1/context.pb.h"
 
 namespace epic::vocab {
 
-using GroupContextMsg = inc::v1::IncdConfig::Group;
+using GroupContextMsg = inc::v1::GroupContext;
 
 // A unicast host IPv4 address in dotted-quad text (host order).
 std::optional<uint32_t> check_ipv4(const std::string& s, const std::string& path,
@@ -50,7 +50,7 @@ class ContextReader {
   void fail(std::string path, std::string message) {
     if (!message.empty()) errors_.push_back({std::move(path), std::move(message)});
   }
-  std::optional<Endpoint> endpoint(bool present, const inc::v1::IncdConfig::Endpoint& e,
+  std::optional<Endpoint> endpoint(bool present, const GroupContextMsg::Endpoint& e,
                                    const std::string& path, bool local);
 
   const SwitchView& sw_;

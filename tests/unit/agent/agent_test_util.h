@@ -45,21 +45,22 @@ inline std::string group_text(uint32_t id, uint32_t qpn_base, uint32_t window = 
          b + " } local { ipv4: '10.77.0.254' qpn: " + std::to_string(qpn_base + 1) + " } }";
 }
 
-inline inc::v1::IncdConfig::Group group(uint32_t id, uint32_t qpn_base, uint32_t window = 16) {
-  return parse<inc::v1::IncdConfig::Group>(group_text(id, qpn_base, window));
+inline inc::v1::GroupContext group(uint32_t id, uint32_t qpn_base, uint32_t window = 16) {
+  return parse<inc::v1::GroupContext>(group_text(id, qpn_base, window));
 }
 
-// The same group as inc-manager sends it (agent.proto SwitchContext).
-inline inc::v1::SwitchContext switch_context(uint32_t id, uint32_t qpn_base, uint32_t window = 16) {
+// The same group as inc-manager sends it: the GroupContext of a groups[] entry, with the local
+// MACs written out.
+inline inc::v1::GroupContext switch_context(uint32_t id, uint32_t qpn_base, uint32_t window = 16) {
   const std::string b = std::to_string(qpn_base);
-  return parse<inc::v1::SwitchContext>(
-      "group_id: " + std::to_string(id) + " num_ranks: 2 window: " + std::to_string(window) +
-      " pmtu: 1024 memory_bytes: " + std::to_string(vocab::group_memory_bytes(window, 1024)) +
-      " children { port: 'r0' is_rank: true first_rank: 0 rank_count: 1"
+  return parse<inc::v1::GroupContext>(
+      "id: " + std::to_string(id) + " ranks: 2 window: " + std::to_string(window) +
+      " pmtu: 1024"
+      " children { port: 'r0' rank: 0"
       " remote { mac: '02:00:00:00:00:01' ipv4: '10.77.0.1' qpn: " +
       b + " } local { mac: '02:ec:00:00:00:fe' ipv4: '10.77.0.254' qpn: " + b +
       " } }"
-      " children { port: 'r1' is_rank: true first_rank: 1 rank_count: 1"
+      " children { port: 'r1' rank: 1"
       " remote { mac: '02:00:00:00:00:02' ipv4: '10.77.0.2' qpn: " +
       b + " } local { mac: '02:ec:00:00:00:fe' ipv4: '10.77.0.254' qpn: " +
       std::to_string(qpn_base + 1) + " } }");

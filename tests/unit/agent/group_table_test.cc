@@ -13,7 +13,7 @@ using test::group;
 // Switch memory counted in slots of pmtu 1024 (the test groups' pmtu): window 16 holds 32.
 constexpr uint64_t slots(uint64_t n) { return n * vocab::slot_bytes(1024); }
 
-vocab::GroupContext loaded(const inc::v1::IncdConfig::Group& g) {
+vocab::GroupContext loaded(const inc::v1::GroupContext& g) {
   vocab::ContextErrors errors;
   vocab::SwitchView sw = test::test_switch();
   vocab::ContextReader v(sw, errors);
@@ -107,7 +107,7 @@ TEST(GroupTable, AWindowOrPmtuAboveTheSwitchLimitsIsRefused) {
 
 TEST(GroupTable, ABadContextIsRefusedWithEveryErrorUnderContextPaths) {
   Rig r;
-  inc::v1::IncdConfig::Group g = group(7, 200);
+  inc::v1::GroupContext g = group(7, 200);
   g.mutable_children(0)->set_port("nope");
   g.mutable_children(1)->mutable_local()->set_qpn(100);  // static group 1's children[0].local
   EXPECT_EQ(r.table.install(g, 32),
