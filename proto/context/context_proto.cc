@@ -98,19 +98,8 @@ std::optional<Endpoint> ContextReader::endpoint(bool present, const Msg::Endpoin
   if (ip) {
     out.ipv4 = *ip;
     const auto inc = sw_.inc_macs.find(*ip);
-    if (local && inc == sw_.inc_macs.end()) {
-      std::string known;
-      for (const std::string& a : sw_.inc_address_text) {
-        if (!known.empty()) known += ", ";
-        known += a;
-      }
-      fail(path + ".ipv4", quote(e.ipv4()) + " is not one of switch.inc_addresses (" +
-                               (known.empty() ? "none" : known) + ")");
-      ok = false;
-    } else if (!local && inc != sw_.inc_macs.end()) {
-      fail(path + ".ipv4", quote(e.ipv4()) +
-                               " is this switch's own inc address; remote is the other end "
-                               "of the edge");
+    if (std::string err = edge_side_error(sw_, *ip, e.ipv4(), local); !err.empty()) {
+      fail(path + ".ipv4", std::move(err));
       ok = false;
     } else if (local && e.mac().empty()) {
       if (inc->second.first) {

@@ -50,18 +50,8 @@ void check_endpoint(const Endpoint& e, const std::string& path, ContextErrors& e
     add(errors, path + ".ipv4", std::move(err));
     return;
   }
-  if (sw == nullptr) return;
-  const bool inc = sw->inc_macs.contains(e.ipv4);
-  if (local && !inc) {
-    std::string known;
-    for (const std::string& a : sw->inc_address_text) known += (known.empty() ? "" : ", ") + a;
-    add(errors, path + ".ipv4",
-        quote(format_ipv4(e.ipv4)) + " is not one of switch.inc_addresses (" +
-            (known.empty() ? "none" : known) + ")");
-  } else if (!local && inc) {
-    add(errors, path + ".ipv4",
-        quote(format_ipv4(e.ipv4)) +
-            " is this switch's own inc address; remote is the other end of the edge");
+  if (sw != nullptr) {
+    add(errors, path + ".ipv4", edge_side_error(*sw, e.ipv4, format_ipv4(e.ipv4), local));
   }
 }
 
@@ -155,6 +145,21 @@ std::string mac_error(const MacAddr& mac) {
 std::string rank_child_count_error(uint32_t rank_count) {
   if (rank_count == 1) return "";
   return "a rank child is one rank NIC; rank_count " + std::to_string(rank_count) + " must be 1";
+}
+
+std::string edge_side_error(const SwitchView& sw, uint32_t ipv4, std::string_view text,
+                            bool local) {
+  const bool inc = sw.inc_macs.contains(ipv4);
+  if (local && !inc) {
+    std::string known;
+    for (const std::string& a : sw.inc_address_text) known += (known.empty() ? "" : ", ") + a;
+    return quote(text) + " is not one of switch.inc_addresses (" +
+           (known.empty() ? "none" : known) + ")";
+  }
+  if (!local && inc) {
+    return quote(text) + " is this switch's own inc address; remote is the other end of the edge";
+  }
+  return "";
 }
 
 std::string port_mtu_error(uint32_t pmtu, const SwitchView& sw, size_t id) {

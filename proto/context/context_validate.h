@@ -75,6 +75,9 @@ std::string children_count_error(size_t children);
 std::string ipv4_error(uint32_t ipv4);  // unicast host address
 std::string mac_error(const MacAddr& mac);
 std::string rank_child_count_error(uint32_t rank_count);  // a rank child is one rank
+// The side of an edge an endpoint address `ipv4` (written `text`) may be on at switch `sw`: a
+// local endpoint on one of its INC addresses, a remote one on any other address.
+std::string edge_side_error(const SwitchView& sw, uint32_t ipv4, std::string_view text, bool local);
 // pmtu + kRoceOverheadBytes against the IP MTU of port `id` of `sw`.
 std::string port_mtu_error(uint32_t pmtu, const SwitchView& sw, size_t id);
 // A grant of switch memory for `g`: exactly group_memory_bytes(window, pmtu).
