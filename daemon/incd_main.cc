@@ -94,14 +94,16 @@ struct AgentParts {
              boost::asio::io_context& io, std::shared_ptr<spdlog::logger> log)
       : sink(dp, collector),
         telemetry(dp),
-        table(incd::SwitchView::of(cfg.ports, cfg.sw),
+        table(incd::switch_view(cfg.ports, cfg.sw),
               agent::SwitchLimits{cfg.manager->memory_capacity_bytes, cfg.manager->max_window,
                                   cfg.manager->max_pmtu},
               cfg.groups, sink),
         applier(table),
         agent(io, agent_options(*cfg.manager),
-              agent::SwitchIdentity{cfg.manager->switch_id, cfg.manager->inc, cfg.ports}, applier,
-              telemetry, std::move(log)) {}
+              agent::SwitchIdentity{cfg.manager->switch_id,
+                                    {cfg.manager->inc.ipv4, cfg.manager->inc.mac},
+                                    incd::switch_ports(cfg.ports)},
+              applier, telemetry, std::move(log)) {}
   incd::DatapathSink sink;
   incd::DatapathTelemetry telemetry;
   agent::GroupTable table;

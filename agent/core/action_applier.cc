@@ -1,26 +1,18 @@
 #include "agent/core/action_applier.h"
 
-#include "agent/core/context_codec.h"
+#include <string>
 
 namespace epic::agent {
 
 std::string ActionApplier::install(const inc::v1::Action& a) {
-  const inc::v1::SwitchContext& c = a.context();
   if (!a.has_context()) return "install without a context";
-  if (a.group_id() != 0 && a.group_id() != c.group_id()) {
-    return "action group_id " + std::to_string(a.group_id()) + " differs from context.group_id " +
-           std::to_string(c.group_id());
+  const inc::v1::GroupContext& c = a.context();
+  if (a.group_id() != 0 && a.group_id() != c.id()) {
+    return "action group_id " + std::to_string(a.group_id()) + " differs from context.id " +
+           std::to_string(c.id());
   }
-  incd::Errors errors;
-  const auto group = to_group_message(c, errors);
-  if (!group) {
-    std::string s;
-    for (const auto& e : errors) s += (s.empty() ? "" : "; ") + e.to_string();
-    return "invalid context: " + s;
-  }
-  const uint64_t bytes = a.memory_bytes() != 0 ? a.memory_bytes() : c.memory_bytes();
-  if (std::string err = table_.install(*group, bytes); !err.empty()) return err;
-  if (!contexts_.contains(c.group_id())) contexts_[c.group_id()] = c;
+  if (std::string err = table_.install(c, a.memory_bytes()); !err.empty()) return err;
+  if (!contexts_.contains(c.id())) contexts_[c.id()] = c;
   return "";
 }
 
@@ -72,7 +64,7 @@ void ActionApplier::list_installed(inc::v1::Register& out) const {
     inc::v1::InstalledGroup* g = out.add_installed();
     g->set_group_id(id);
     *g->mutable_context() = context;
-    g->mutable_context()->set_memory_bytes(e->memory_bytes);
+    g->set_memory_bytes(e->memory_bytes);
     g->set_slots_attached(e->memory_bytes > 0);
   }
 }

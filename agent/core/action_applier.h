@@ -34,7 +34,7 @@ class ActionApplier {
   void forget_removed();  // drops contexts whose group is no longer in the table
 
   GroupTable& table_;
-  std::map<uint32_t, inc::v1::SwitchContext> contexts_;  // manager groups, as sent
+  std::map<uint32_t, inc::v1::GroupContext> contexts_;  // manager groups, as sent
 };
 
 }  // namespace epic::agent

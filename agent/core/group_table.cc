@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <utility>
 
-#include "daemon/config/group_validate.h"
 #include "proto/vocab/addr.h"
 
 namespace epic::agent {
@@ -11,23 +10,14 @@ namespace {
 
 std::string group_name(uint32_t id) { return "group " + std::to_string(id); }
 
-std::string join(const incd::Errors& errors) {
-  std::string s;
-  for (const auto& e : errors) {
-    if (!s.empty()) s += "; ";
-    s += e.to_string();
-  }
-  return s;
-}
-
-std::string endpoint_text(const engine::Endpoint& e) {
-  return vocab::format_ipv4(e.ipv4) + " qpn " + incd::hex(e.qpn) + " mac " +
+std::string endpoint_text(const vocab::Endpoint& e) {
+  return vocab::format_ipv4(e.ipv4) + " qpn " + vocab::hex(e.qpn) + " mac " +
          vocab::format_mac(e.mac);
 }
 
 }  // namespace
 
-std::string differences(const engine::GroupConfig& a, const engine::GroupConfig& b) {
+std::string differences(const vocab::GroupContext& a, const vocab::GroupContext& b) {
   std::vector<std::string> d;
   const auto number = [&](const char* name, uint64_t x, uint64_t y) {
     if (x != y)
@@ -39,8 +29,8 @@ std::string differences(const engine::GroupConfig& a, const engine::GroupConfig&
   number("pmtu", a.pmtu, b.pmtu);
   number("children", a.children.size(), b.children.size());
   for (size_t i = 0; i < std::min(a.children.size(), b.children.size()); ++i) {
-    const engine::ChildLink &x = a.children[i], &y = b.children[i];
-    const std::string at = incd::index("children", i);
+    const vocab::ChildLink &x = a.children[i], &y = b.children[i];
+    const std::string at = vocab::index("children", i);
     if (x.port != y.port) d.push_back(at + ".port");
     if (x.is_rank != y.is_rank || x.first_rank != y.first_rank || x.rank_count != y.rank_count)
       d.push_back(at + " ranks");
@@ -59,8 +49,8 @@ std::string differences(const engine::GroupConfig& a, const engine::GroupConfig&
   return s.empty() ? "nothing" : s;
 }
 
-GroupTable::GroupTable(incd::SwitchView sw, SwitchLimits limits,
-                       std::vector<engine::GroupConfig> static_groups, GroupSink& sink)
+GroupTable::GroupTable(vocab::SwitchView sw, SwitchLimits limits,
+                       std::vector<vocab::GroupContext> static_groups, GroupSink& sink)
     : sw_(std::move(sw)), limits_(limits), sink_(sink) {
   for (auto& g : static_groups) {
     const uint64_t bytes = bytes_for(g);
@@ -97,13 +87,10 @@ std::string GroupTable::refuse_static(const GroupEntry& e, const char* what) con
          " it";
 }
 
-std::string GroupTable::check_grant(const engine::GroupConfig& g, uint64_t memory_bytes) const {
+std::string GroupTable::check_grant(const vocab::GroupContext& g, uint64_t memory_bytes) const {
   const std::string name = group_name(g.group_id);
-  if (memory_bytes != bytes_for(g)) {
-    return name + ": memory_bytes " + std::to_string(memory_bytes) + " granted, but window " +
-           std::to_string(g.window) + " and pmtu " + std::to_string(g.pmtu) + " need exactly " +
-           std::to_string(bytes_for(g)) + " (2*window slots of " +
-           std::to_string(vocab::slot_bytes(g.pmtu)) + " bytes)";
+  if (std::string err = vocab::grant_error(g, memory_bytes); !err.empty()) {
+    return name + ": " + err;
   }
   const uint64_t used = bytes_in_use();
   const uint64_t cap = limits_.memory_capacity_bytes;
@@ -117,7 +104,7 @@ std::string GroupTable::check_grant(const engine::GroupConfig& g, uint64_t memor
 }
 
 std::string GroupTable::apply(std::vector<GroupEntry> next) {
-  std::vector<engine::GroupConfig> set;
+  std::vector<vocab::GroupContext> set;
   for (const auto& e : next) {
     if (e.memory_bytes > 0) set.push_back(e.config);
   }
@@ -126,17 +113,17 @@ std::string GroupTable::apply(std::vector<GroupEntry> next) {
   return "";
 }
 
-std::string GroupTable::install(const inc::v1::IncdConfig::Group& context, uint64_t memory_bytes) {
+std::string GroupTable::install(const vocab::GroupContextMsg& context, uint64_t memory_bytes) {
   const GroupEntry* same_id = context.has_id() ? find(context.id()) : nullptr;
   if (same_id && same_id->is_static) return refuse_static(*same_id, "replace");
   // Checked like a groups[] entry, against every other group's endpoints.
-  incd::Errors errors;
-  incd::GroupValidator validator(sw_, errors);
+  vocab::ContextErrors errors;
+  vocab::ContextReader validator(sw_, errors);
   for (const auto& e : entries_) {
     if (&e != same_id) validator.reserve(e.config, group_name(e.config.group_id));
   }
-  const std::optional<engine::GroupConfig> g = validator.check(context, "context");
-  if (!g) return "invalid context: " + join(errors);
+  const std::optional<vocab::GroupContext> g = validator.read(context, "context");
+  if (!g) return "invalid context: " + vocab::join(errors);
   const std::string name = group_name(g->group_id);
   if (same_id) {
     if (!(same_id->config == *g)) {

@@ -1,10 +1,11 @@
 // GroupTable: the groups this switch serves and the switch memory (bytes) granted to each, and
 // the one place that changes them. Static groups come from incd's config file (groups[]): they
 // use memory from the capacity, are installed at start, and inc-manager can neither replace,
-// remove, detach nor attach them. Manager groups arrive as contexts in the shape of a groups[]
-// entry (proto/inc/v1/incd_config.proto) and are checked by the config loader's own group checks
-// (daemon/config/group_validate.h) against the switch's ports, INC addresses and every other
-// group's endpoints, then against the switch's limits (window, pmtu, a grant of exactly
+// remove, detach nor attach them. Manager groups arrive as GroupContext messages — the message
+// of a groups[] entry — and are read and checked by the one context library
+// (proto/context/context_proto.h, context_validate.h), exactly as incd's config loader checks a
+// groups[] entry, against the switch's ports, INC addresses and every other group's endpoints,
+// then against the switch's limits (window, pmtu, a grant of exactly
 // vocab::group_memory_bytes(window, pmtu) — the memory the engine allocates for the context —
 // and the free capacity).
 //
@@ -21,9 +22,8 @@
 #include <vector>
 
 #include "agent/core/group_sink.h"
-#include "daemon/config/checks.h"
-#include "datapath/engine/group.h"
-#include "proto/inc/v1/incd_config.pb.h"
+#include "proto/context/context_proto.h"
+#include "proto/context/group_context.h"
 #include "proto/vocab/limits.h"
 #include "proto/vocab/memory.h"
 
@@ -37,7 +37,7 @@ struct SwitchLimits {
 };
 
 struct GroupEntry {
-  engine::GroupConfig config;
+  vocab::GroupContext config;
   uint64_t memory_bytes = 0;  // granted: group_memory_bytes(window, pmtu); 0 while detached
   bool is_static = false;
 };
@@ -45,11 +45,11 @@ struct GroupEntry {
 class GroupTable {
  public:
   // `static_groups` are installed already (incd started the datapath with them).
-  GroupTable(incd::SwitchView sw, SwitchLimits limits,
-             std::vector<engine::GroupConfig> static_groups, GroupSink& sink);
+  GroupTable(vocab::SwitchView sw, SwitchLimits limits,
+             std::vector<vocab::GroupContext> static_groups, GroupSink& sink);
 
   // Each returns "" (done, or nothing to do) or the reason it was refused (nothing changed).
-  std::string install(const inc::v1::IncdConfig::Group& context, uint64_t memory_bytes);
+  std::string install(const vocab::GroupContextMsg& context, uint64_t memory_bytes);
   std::string remove(uint32_t group_id);
   std::string detach(uint32_t group_id);
   std::string attach(uint32_t group_id, uint64_t memory_bytes);
@@ -63,24 +63,24 @@ class GroupTable {
   uint64_t static_bytes() const;      // what the static groups hold
   uint64_t manager_capacity() const;  // bytes inc-manager may grant: capacity - static
   const SwitchLimits& limits() const { return limits_; }
-  static uint64_t bytes_for(const engine::GroupConfig& g) {
+  static uint64_t bytes_for(const vocab::GroupContext& g) {
     return vocab::group_memory_bytes(g.window, g.pmtu);
   }
 
  private:
   // Why `memory_bytes` cannot be granted to `g` now ("" when they can).
-  std::string check_grant(const engine::GroupConfig& g, uint64_t memory_bytes) const;
+  std::string check_grant(const vocab::GroupContext& g, uint64_t memory_bytes) const;
   // Publishes `next` to the datapath (attached entries only); on success it becomes the table.
   std::string apply(std::vector<GroupEntry> next);
   std::string refuse_static(const GroupEntry& e, const char* what) const;
 
-  incd::SwitchView sw_;
+  vocab::SwitchView sw_;
   SwitchLimits limits_;
   GroupSink& sink_;
   std::vector<GroupEntry> entries_;
 };
 
 // "window 16 → 32, children[2].remote" — the fields in which two contexts of a group differ.
-std::string differences(const engine::GroupConfig& installed, const engine::GroupConfig& asked);
+std::string differences(const vocab::GroupContext& installed, const vocab::GroupContext& asked);
 
 }  // namespace epic::agent

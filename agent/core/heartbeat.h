@@ -8,15 +8,15 @@
 #include <string>
 #include <vector>
 
-#include "datapath/engine/group.h"
 #include "proto/inc/v1/agent.pb.h"
 #include "proto/vocab/addr.h"
+#include "proto/vocab/counters.h"
 
 namespace epic::agent {
 
 struct GroupReport {
   uint32_t group_id = 0;
-  engine::GroupStats stats;
+  vocab::GroupStats stats;
   uint64_t last_progress_age_ms = 0;  // since the group last made progress
 };
 

@@ -11,15 +11,22 @@
 #include <vector>
 
 #include "agent/core/action_applier.h"
-#include "daemon/config/config.h"
+#include "proto/context/context_validate.h"
 #include "proto/inc/v1/agent.pb.h"
+#include "proto/vocab/addr.h"
 
 namespace epic::agent {
 
+// An INC address of the switch and the MAC that answers for it.
+struct IncAddress {
+  uint32_t ipv4 = 0;  // host order
+  vocab::MacAddr mac{};
+};
+
 struct SwitchIdentity {
-  std::string switch_id;      // operator-chosen, e.g. "leaf0"
-  switching::IncAddress inc;  // the INC address the manager puts virtual QPs on
-  std::vector<incd::PortConfig> ports;
+  std::string switch_id;                 // operator-chosen, e.g. "leaf0"
+  IncAddress inc;                        // the INC address the manager puts virtual QPs on
+  std::vector<vocab::SwitchPort> ports;  // by id: name and IP MTU
   std::string agent_version = "incd 0.1.0";
 };
 

@@ -14,6 +14,7 @@
 
 #include "datapath/engine/group.h"
 #include "datapath/switching/inc_address.h"
+#include "proto/context/context_validate.h"
 #include "proto/vocab/limits.h"
 #include "proto/vocab/memory.h"
 
@@ -100,12 +101,9 @@ struct IncdConfig {
   std::optional<ManagerConfig> manager;  // absent: no inc-manager
 };
 
-struct ConfigError {
-  std::string path;  // e.g. "groups[0].children[2].remote.ipv4"; "" = the file as a whole
-  std::string message;
-  std::string to_string() const;  // "path: message" (just the message when path is "")
-  friend bool operator==(const ConfigError&, const ConfigError&) = default;
-};
+// An error of a config file, by field path: the context checks' error type
+// (proto/context/context_validate.h), so a groups[] entry's errors are the checks' own.
+using ConfigError = vocab::ContextError;
 
 // Either a config or the list of ALL errors found (not just the first).
 struct LoadResult {

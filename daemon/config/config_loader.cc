@@ -557,10 +557,6 @@ bool related(const std::string& a, const std::string& b) {
 
 }  // namespace
 
-std::string ConfigError::to_string() const {
-  return path.empty() ? message : path + ": " + message;
-}
-
 ProtoParseResult parse_config_proto(std::string_view text, bool json) {
   ProtoParseResult out;
   TreeResult tree = json ? parse_json(text) : parse_yaml(text);

@@ -13,7 +13,6 @@
 
 #include "daemon/config/checks.h"
 #include "daemon/config/config_loader.h"
-#include "daemon/config/group_validate.h"
 #include "daemon/config/manager_validate.h"
 #include "proto/vocab/addr.h"
 
@@ -95,7 +94,7 @@ class Validator {
     c.eal = eal();
     workers_and_burst(c);
     c.ports = ports();
-    sv_.ports = c.ports;
+    sv_.ports = switch_ports(c.ports);
     c.sw = switch_config();
     c.faults = faults();
     c.groups = groups();
@@ -279,9 +278,9 @@ class Validator {
   std::vector<engine::GroupConfig> groups() {
     std::vector<engine::GroupConfig> out;
     std::map<uint32_t, int> ids;
-    GroupValidator check(sv_, errors_);
+    vocab::ContextReader check(sv_, errors_);
     for (int gi = 0; gi < m_.groups_size(); ++gi) {
-      const Msg::Group& g = m_.groups(gi);
+      const inc::v1::GroupContext& g = m_.groups(gi);
       const std::string path = index("groups", static_cast<size_t>(gi));
       if (g.has_id()) {
         if (const auto [it, fresh] = ids.emplace(g.id(), gi); !fresh) {
@@ -289,7 +288,7 @@ class Validator {
                                  index("groups", static_cast<size_t>(it->second)));
         }
       }
-      if (auto gc = check.check(g, path)) out.push_back(std::move(*gc));
+      if (auto gc = check.read(g, path)) out.push_back(std::move(*gc));
     }
     return out;
   }

@@ -14,6 +14,7 @@
 
 #include "datapath/engine/slot.h"
 #include "datapath/engine/translate_header.h"
+#include "proto/context/group_context.h"
 #include "proto/vocab/collective_map.h"
 #include "proto/vocab/counters.h"
 #include "proto/vocab/limits.h"
@@ -31,38 +32,10 @@ using vocab::shape_of;
 
 inline constexpr size_t kMaxChildren = vocab::kMaxChildren;  // bitmap width of a slot
 
-// One child edge of this switch: a rank NIC, or a lower switch.
-struct ChildLink {
-  Endpoint remote;          // the child's endpoint
-  Endpoint local;           // this switch's virtual endpoint on that edge
-  uint16_t port = 0;        // output port toward the child
-  bool is_rank = false;     // first hop of a rank: its PSNs are translated, its ACKs handled here
-  uint16_t first_rank = 0;  // ranks below this child: [first_rank, first_rank + rank_count)
-  uint16_t rank_count = 1;
-  uint16_t udp_src_port = 0xC000;
-  friend bool operator==(const ChildLink&, const ChildLink&) = default;
-};
-
-struct ParentLink {
-  Endpoint remote;
-  Endpoint local;
-  uint16_t port = 0;
-  uint16_t udp_src_port = 0xC000;
-  friend bool operator==(const ParentLink&, const ParentLink&) = default;
-};
-
-// Immutable description of a group at this switch (built by the control plane).
-struct GroupConfig {
-  uint32_t group_id = 0;
-  uint16_t num_ranks = 0;  // ranks in the whole group
-  std::vector<ChildLink> children;
-  std::optional<ParentLink> parent;  // absent at the root switch
-  uint32_t initial_psn = 0;          // common to every rank of the group
-  uint32_t window =
-      vocab::kDefaultWindow;  // MW: the ranks' outstanding-packet window (power of two)
-  uint16_t pmtu = vocab::kDefaultPmtu;
-  friend bool operator==(const GroupConfig&, const GroupConfig&) = default;
-};
+// The group context (proto/context/group_context.h): the control plane's value, run as is.
+using vocab::ChildLink;
+using vocab::ParentLink;
+using GroupConfig = vocab::GroupContext;
 
 // One announced collective, and where it sits in every child's PSN spaces. Rank children
 // use their own send/receive sequences; switch children use the group PSN space.
@@ -74,17 +47,8 @@ struct CollectiveRecord {
 };
 
 // Per-group telemetry (the engine-wide EngineCounters say why frames were dropped; these say
-// how each group is doing). Read by the worker that owns the group.
-// The fields are EPIC_GROUP_COUNTERS (proto/vocab/counters.h).
-struct GroupStats {
-#define EPIC_FIELD(name, help) uint64_t name = 0;
-  EPIC_GROUP_COUNTERS(EPIC_FIELD)
-#undef EPIC_FIELD
-  // Moves whenever the group makes progress; a stall detector compares it over time.
-  uint64_t progress() const {
-    return upward_accepted + aggregations_completed + downward_accepted + acks_from_ranks;
-  }
-};
+// how each group is doing): proto/vocab/counters.h.
+using vocab::GroupStats;
 
 struct GroupState {
   const GroupConfig* config = nullptr;

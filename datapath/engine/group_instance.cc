@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "proto/context/context_validate.h"
 #include "proto/vocab/limits.h"
 #include "proto/vocab/psn.h"
 
@@ -12,27 +13,11 @@ uint32_t history_records(uint32_t window) {
 }
 
 std::string check_config(const GroupConfig& config) {
-  // 2*MW must divide 2^24 so that "PSN mod 2*MW" stays continuous across the PSN wrap.
-  if (!vocab::valid_window(config.window)) {
-    return "group window (MW) " + std::to_string(config.window) + " is not a power of two in 1.." +
-           std::to_string(vocab::kMaxWindow);
-  }
-  if (config.children.empty() || config.children.size() > kMaxChildren) {
-    return "a group needs 1.." + std::to_string(kMaxChildren) + " children at a switch, not " +
-           std::to_string(config.children.size());
-  }
-  if (config.num_ranks == 0) return "a group needs num_ranks >= 1";
-  for (const ChildLink& c : config.children) {
-    if (c.rank_count == 0 || uint32_t{c.first_rank} + c.rank_count > config.num_ranks ||
-        (c.is_rank && c.rank_count != 1)) {
-      return "child rank range outside the group";
-    }
-  }
-  if (!vocab::valid_pmtu(config.pmtu)) {
-    return "path MTU " + std::to_string(config.pmtu) + " is not one of " +
-           std::string(vocab::kPmtuChoices);
-  }
-  return "";
+  // The datapath does not trust the control plane: the shape of a context is checked again,
+  // by the same rules (proto/context/context_validate.h), before any memory is sized for it.
+  vocab::ContextErrors errors;
+  vocab::check_shape(config, "", errors);
+  return errors.empty() ? "" : errors.front().to_string();
 }
 
 std::string check_group(const GroupConfig& config, const SlotRegion* slots) {

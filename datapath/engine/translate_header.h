@@ -11,16 +11,13 @@
 #include <cstdint>
 
 #include "datapath/wire/roce_packet.h"
+#include "proto/context/group_context.h"
 
 namespace epic::engine {
 
-// One end of an IncTree edge: a rank NIC's QP, or a switch's virtual QP.
-struct Endpoint {
-  vocab::MacAddr mac{};
-  uint32_t ipv4 = 0;  // host order
-  uint32_t qpn = 0;
-  friend bool operator==(const Endpoint&, const Endpoint&) = default;
-};
+// One end of an IncTree edge: a rank NIC's QP, or a switch's virtual QP
+// (proto/context/group_context.h).
+using vocab::Endpoint;
 
 struct FrameSpec {
   const Endpoint* src = nullptr;  // this switch's side of the edge

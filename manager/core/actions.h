@@ -17,8 +17,10 @@
 
 namespace epic::manager {
 
-// A group's context on one switch: incd's `groups[]` entry (proto/inc/v1/incd_config.proto)
-// with port names, plus the switch memory granted to it.
+// A group's context on one switch, as the manager builds it (with the link ends of switch
+// children, its own bookkeeping), plus the switch memory granted to it. Sent as the GroupContext
+// message (proto/inc/v1/context.proto, the message of incd's `groups[]` entries) after the
+// context checks (context_check.h).
 struct SwitchContext {
   uint32_t group_id = 0;
   uint32_t num_ranks = 0;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <system_error>
+#include <utility>
 
 #include "manager/core/store.h"
 #include "manager/service/convert_in.h"
@@ -259,6 +260,11 @@ grpc::Status Controller::destroy(const pb::DestroyGroupRequest& request,
 void Controller::dispatch(Effects effects, Millis now) {
   for (const SwitchAction& a : effects.actions) send_action(a, false);
   for (const GroupEvent& e : effects.events) on_event(e, now);
+  // Answered after every action of the effects is out, so that the removes a failure brings
+  // follow the installs they undo.
+  for (auto refused = std::exchange(refused_, {}); auto& [sw, action_id, why] : refused) {
+    on_answer(sw, action_id, &why, now);
+  }
   persist();
 }
 

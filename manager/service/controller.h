@@ -22,6 +22,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -104,6 +105,8 @@ class Controller {
 
   // Sends actions, answers ranks on events, persists.
   void dispatch(Effects effects, Millis now);
+  // An install whose context fails the context checks (manager/core/context_check.h) is not
+  // sent: it is answered as refused, by dispatch, once every other action is out.
   void send_action(const SwitchAction& action, bool repair);
   void on_event(const GroupEvent& event, Millis now);
   void answer_group(uint32_t group_id);
@@ -136,6 +139,8 @@ class Controller {
   std::map<SwitchId, Session> sessions_{};
   std::map<uint64_t, SentAction> sent_{};
   uint64_t next_action_id_ = 1;
+  // Installs refused before sending: (switch, action id, why), answered by dispatch.
+  std::vector<std::tuple<SwitchId, uint64_t, std::string>> refused_{};
 
   struct Forming {  // a rendezvous in progress: the calls of the ranks that joined
     uint32_t size = 0;

@@ -2,6 +2,7 @@
 // (activity, Temporal Mux resume, learned hosts), and the answers to actions.
 #include <spdlog/spdlog.h>
 
+#include "manager/core/context_check.h"
 #include "manager/service/controller.h"
 #include "manager/service/convert_in.h"
 #include "manager/service/convert_out.h"
@@ -178,6 +179,16 @@ void Controller::send_action(const SwitchAction& a, bool repair) {
     return;
   }
   sent_[action_id] = {a.switch_id, a.group_id, a.kind, repair};
+  if (a.kind == ActionKind::kInstallContext && a.context) {
+    const SwitchSpec* spec = core_.topology().find_switch(a.switch_id);
+    std::string err = spec ? context_errors(*a.context, *spec) : "";
+    if (!err.empty()) {
+      err = "inc-manager refused to send an invalid context: " + err;
+      log_->error("switch {}: action {} for group {}: {}", a.switch_id, action_id, a.group_id, err);
+      refused_.emplace_back(a.switch_id, action_id, std::move(err));
+      return;
+    }
+  }
   pb::ManagerMessage m;
   *m.mutable_action() = to_proto(a, action_id);
   it->second.channel->send(m);

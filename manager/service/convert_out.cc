@@ -32,21 +32,26 @@ void fill_parent(pb::ContextParent& out, const TreeParent& p) {
   *out.mutable_local() = to_proto(p.local);
 }
 
+pb::GroupContext::Endpoint context_endpoint(const Endpoint& e) {
+  pb::GroupContext::Endpoint out;
+  out.set_ipv4(vocab::format_ipv4(e.ipv4));
+  out.set_mac(vocab::format_mac(e.mac));
+  out.set_qpn(e.qpn);
+  return out;
+}
+
 // Text forms differ in case only when an agent formats MACs its own way.
-void normalise(pb::Endpoint& e) {
+void normalise(pb::GroupContext::Endpoint& e) {
   if (auto m = vocab::parse_mac(e.mac())) e.set_mac(vocab::format_mac(*m));
 }
 
-pb::SwitchContext comparable(const pb::SwitchContext& c) {
-  pb::SwitchContext out = c;
-  out.clear_memory_bytes();  // attached or detached is compared on its own
+pb::GroupContext comparable(const pb::GroupContext& c) {
+  pb::GroupContext out = c;
   for (auto& child : *out.mutable_children()) {
-    child.clear_child_port();
     normalise(*child.mutable_remote());
     normalise(*child.mutable_local());
   }
   if (out.has_parent()) {
-    out.mutable_parent()->clear_parent_port();
     normalise(*out.mutable_parent()->mutable_remote());
     normalise(*out.mutable_parent()->mutable_local());
   }
@@ -63,16 +68,31 @@ pb::Endpoint to_proto(const Endpoint& e) {
   return out;
 }
 
-pb::SwitchContext to_proto(const SwitchContext& c) {
-  pb::SwitchContext out;
-  out.set_group_id(c.group_id);
-  out.set_num_ranks(c.num_ranks);
+pb::GroupContext to_proto(const SwitchContext& c) {
+  pb::GroupContext out;
+  out.set_id(c.group_id);
+  out.set_ranks(c.num_ranks);
   out.set_initial_psn(c.initial_psn);
   out.set_window(c.window);
   out.set_pmtu(c.pmtu);
-  for (const TreeChild& child : c.children) fill_child(*out.add_children(), child);
-  if (c.parent) fill_parent(*out.mutable_parent(), *c.parent);
-  out.set_memory_bytes(c.memory_bytes);
+  for (const TreeChild& child : c.children) {
+    pb::GroupContext::Child& to = *out.add_children();
+    to.set_port(child.port);
+    if (child.is_rank) {
+      to.set_rank(child.first_rank);
+    } else {
+      to.mutable_rank_range()->set_first(child.first_rank);
+      to.mutable_rank_range()->set_count(child.rank_count);
+    }
+    *to.mutable_remote() = context_endpoint(child.remote);
+    *to.mutable_local() = context_endpoint(child.local);
+  }
+  if (c.parent) {
+    pb::GroupContext::Parent& to = *out.mutable_parent();
+    to.set_port(c.parent->port);
+    *to.mutable_remote() = context_endpoint(c.parent->remote);
+    *to.mutable_local() = context_endpoint(c.parent->local);
+  }
   return out;
 }
 
@@ -247,7 +267,7 @@ std::optional<SwitchContext> context_on(const Group& g, const SwitchId& sw) {
                        .memory_bytes = bytes};
 }
 
-bool same_context(const pb::SwitchContext& agent, const pb::SwitchContext& manager) {
+bool same_context(const pb::GroupContext& agent, const pb::GroupContext& manager) {
   return google::protobuf::util::MessageDifferencer::Equals(comparable(agent), comparable(manager));
 }
 

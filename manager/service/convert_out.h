@@ -19,7 +19,7 @@ namespace epic::manager::service {
 namespace pb = ::epic::inc::v1;
 
 pb::Endpoint to_proto(const Endpoint& e);
-pb::SwitchContext to_proto(const SwitchContext& c);
+pb::GroupContext to_proto(const SwitchContext& c);
 pb::Action to_proto(const SwitchAction& a, uint64_t action_id);
 pb::JoinGroupResponse to_proto(const RankAnswer& a);
 pb::Tenant to_proto(const Tenant& t);
@@ -33,8 +33,8 @@ pb::SwitchMemory switch_memory(const SwitchId& id, const SwitchBook& book, const
 // when the switch is not in the group's tree.
 std::optional<SwitchContext> context_on(const Group& g, const SwitchId& sw);
 
-// Whether the agent's copy of a context is what the manager installed: the fields incd applies
-// (the link ends of switch children are the manager's bookkeeping, not compared).
-bool same_context(const pb::SwitchContext& agent, const pb::SwitchContext& manager);
+// Whether the agent's copy of a context is what the manager installed (MACs compared as
+// addresses, not as text).
+bool same_context(const pb::GroupContext& agent, const pb::GroupContext& manager);
 
 }  // namespace epic::manager::service

@@ -16,3 +16,21 @@
   X(results_replicated, "Result frames sent to children (first time)")             \
   X(acks_from_ranks, "ACKs and NAKs from the group's ranks")                       \
   X(dropped, "Frames routed here but refused (before control, unknown PSN, inconsistent...)")
+
+#include <cstdint>
+
+namespace epic::vocab {
+
+// Per-group telemetry of one switch (the engine's GroupStats; what the IncAgent reports):
+// the fields are EPIC_GROUP_COUNTERS. Read by the worker that owns the group.
+struct GroupStats {
+#define EPIC_FIELD(name, help) uint64_t name = 0;
+  EPIC_GROUP_COUNTERS(EPIC_FIELD)
+#undef EPIC_FIELD
+  // Moves whenever the group makes progress; a stall detector compares it over time.
+  uint64_t progress() const {
+    return upward_accepted + aggregations_completed + downward_accepted + acks_from_ranks;
+  }
+};
+
+}  // namespace epic::vocab

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "agent/core/group_sink.h"
-#include "daemon/config/checks.h"
+#include "proto/context/context_proto.h"
 #include "proto/inc/v1/agent.pb.h"
 #include "proto/inc/v1/incd_config.pb.h"
 #include "proto/vocab/addr.h"
@@ -18,16 +18,10 @@
 
 namespace epic::agent::test {
 
-inline incd::SwitchView test_switch() {
-  std::vector<incd::PortConfig> ports(3);
-  ports[0].name = "r0";
-  ports[1].name = "r1";
-  ports[2].name = "up";
-  ports[2].mtu = 9000;
-  incd::SwitchConfig sw;
-  sw.inc_addresses.push_back(
-      {*vocab::parse_ipv4("10.77.0.254"), *vocab::parse_mac("02:ec:00:00:00:fe")});
-  return incd::SwitchView::of(ports, sw);
+inline vocab::SwitchView test_switch() {
+  return vocab::SwitchView::of(
+      {{"r0", 1500}, {"r1", 1500}, {"up", 9000}},
+      {{*vocab::parse_ipv4("10.77.0.254"), *vocab::parse_mac("02:ec:00:00:00:fe")}});
 }
 
 template <typename M>
@@ -51,21 +45,22 @@ inline std::string group_text(uint32_t id, uint32_t qpn_base, uint32_t window = 
          b + " } local { ipv4: '10.77.0.254' qpn: " + std::to_string(qpn_base + 1) + " } }";
 }
 
-inline inc::v1::IncdConfig::Group group(uint32_t id, uint32_t qpn_base, uint32_t window = 16) {
-  return parse<inc::v1::IncdConfig::Group>(group_text(id, qpn_base, window));
+inline inc::v1::GroupContext group(uint32_t id, uint32_t qpn_base, uint32_t window = 16) {
+  return parse<inc::v1::GroupContext>(group_text(id, qpn_base, window));
 }
 
-// The same group as inc-manager sends it (agent.proto SwitchContext).
-inline inc::v1::SwitchContext switch_context(uint32_t id, uint32_t qpn_base, uint32_t window = 16) {
+// The same group as inc-manager sends it: the GroupContext of a groups[] entry, with the local
+// MACs written out.
+inline inc::v1::GroupContext switch_context(uint32_t id, uint32_t qpn_base, uint32_t window = 16) {
   const std::string b = std::to_string(qpn_base);
-  return parse<inc::v1::SwitchContext>(
-      "group_id: " + std::to_string(id) + " num_ranks: 2 window: " + std::to_string(window) +
-      " pmtu: 1024 memory_bytes: " + std::to_string(vocab::group_memory_bytes(window, 1024)) +
-      " children { port: 'r0' is_rank: true first_rank: 0 rank_count: 1"
+  return parse<inc::v1::GroupContext>(
+      "id: " + std::to_string(id) + " ranks: 2 window: " + std::to_string(window) +
+      " pmtu: 1024"
+      " children { port: 'r0' rank: 0"
       " remote { mac: '02:00:00:00:00:01' ipv4: '10.77.0.1' qpn: " +
       b + " } local { mac: '02:ec:00:00:00:fe' ipv4: '10.77.0.254' qpn: " + b +
       " } }"
-      " children { port: 'r1' is_rank: true first_rank: 1 rank_count: 1"
+      " children { port: 'r1' rank: 1"
       " remote { mac: '02:00:00:00:00:02' ipv4: '10.77.0.2' qpn: " +
       b + " } local { mac: '02:ec:00:00:00:fe' ipv4: '10.77.0.254' qpn: " +
       std::to_string(qpn_base + 1) + " } }");
@@ -73,7 +68,7 @@ inline inc::v1::SwitchContext switch_context(uint32_t id, uint32_t qpn_base, uin
 
 class FakeSink : public GroupSink {
  public:
-  std::string set_groups(const std::vector<engine::GroupConfig>& groups) override {
+  std::string set_groups(const std::vector<vocab::GroupContext>& groups) override {
     std::lock_guard<std::mutex> lock(mu_);
     if (!refuse_.empty()) return refuse_;
     sets_.push_back(groups);
@@ -83,7 +78,7 @@ class FakeSink : public GroupSink {
     std::lock_guard<std::mutex> lock(mu_);
     refuse_ = std::move(why);
   }
-  std::vector<std::vector<engine::GroupConfig>> sets() const {
+  std::vector<std::vector<vocab::GroupContext>> sets() const {
     std::lock_guard<std::mutex> lock(mu_);
     return sets_;
   }
@@ -99,7 +94,7 @@ class FakeSink : public GroupSink {
  private:
   mutable std::mutex mu_;
   std::string refuse_;
-  std::vector<std::vector<engine::GroupConfig>> sets_;
+  std::vector<std::vector<vocab::GroupContext>> sets_;
 };
 
 }  // namespace epic::agent::test

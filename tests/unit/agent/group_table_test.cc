@@ -2,7 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include "daemon/config/group_validate.h"
 #include "tests/unit/agent/agent_test_util.h"
 
 namespace epic::agent {
@@ -14,11 +13,11 @@ using test::group;
 // Switch memory counted in slots of pmtu 1024 (the test groups' pmtu): window 16 holds 32.
 constexpr uint64_t slots(uint64_t n) { return n * vocab::slot_bytes(1024); }
 
-engine::GroupConfig loaded(const inc::v1::IncdConfig::Group& g) {
-  incd::Errors errors;
-  incd::SwitchView sw = test::test_switch();
-  incd::GroupValidator v(sw, errors);
-  return *v.check(g, "groups[0]");
+vocab::GroupContext loaded(const inc::v1::GroupContext& g) {
+  vocab::ContextErrors errors;
+  vocab::SwitchView sw = test::test_switch();
+  vocab::ContextReader v(sw, errors);
+  return *v.read(g, "groups[0]");
 }
 
 // Static group 1 (window 16: 32 slots, QPNs 100/101) of a switch with `capacity` slots.
@@ -68,7 +67,7 @@ TEST(GroupTable, InstallingAndRemovingGroupBRepublishesGroupAUnchanged) {
   // republished bit for bit.
   Rig r;
   ASSERT_EQ(r.table.install(group(7, 200), slots(32)), "");
-  const engine::GroupConfig a = r.sink.sets().back()[1];
+  const vocab::GroupContext a = r.sink.sets().back()[1];
   ASSERT_EQ(r.table.install(group(8, 300), slots(32)), "");
   ASSERT_EQ(r.table.remove(8), "");
   const auto sets = r.sink.sets();
@@ -108,7 +107,7 @@ TEST(GroupTable, AWindowOrPmtuAboveTheSwitchLimitsIsRefused) {
 
 TEST(GroupTable, ABadContextIsRefusedWithEveryErrorUnderContextPaths) {
   Rig r;
-  inc::v1::IncdConfig::Group g = group(7, 200);
+  inc::v1::GroupContext g = group(7, 200);
   g.mutable_children(0)->set_port("nope");
   g.mutable_children(1)->mutable_local()->set_qpn(100);  // static group 1's children[0].local
   EXPECT_EQ(r.table.install(g, 32),

@@ -59,13 +59,14 @@ TEST_F(JoinTest, ConcurrentRanksAreAnsweredOnceTheAgentAcksTheInstall) {
   const pb::Action& a = install->action();
   EXPECT_EQ(a.kind(), pb::ACTION_KIND_INSTALL_CONTEXT);
   EXPECT_EQ(a.memory_bytes(), slots(32));  // 2 * window slots of pmtu 1024
-  EXPECT_EQ(a.context().memory_bytes(), slots(32));
-  EXPECT_EQ(a.context().num_ranks(), 4u);
+  EXPECT_EQ(a.context().id(), a.group_id());
+  EXPECT_EQ(a.context().ranks(), 4u);
   EXPECT_EQ(a.context().window(), 16u);
   EXPECT_FALSE(a.context().has_parent());  // leaf0 is the root
   ASSERT_EQ(a.context().children_size(), 4);
   for (int r = 0; r < 4; ++r) {
-    EXPECT_TRUE(a.context().children(r).is_rank());
+    EXPECT_TRUE(a.context().children(r).has_rank());
+    EXPECT_EQ(a.context().children(r).rank(), static_cast<uint32_t>(r));
     EXPECT_EQ(a.context().children(r).port(), rank_port(r));
     EXPECT_EQ(a.context().children(r).remote().ipv4(), rank_ipv4(r));
     EXPECT_EQ(a.context().children(r).remote().qpn(), 0x100u + r);

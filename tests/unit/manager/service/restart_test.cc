@@ -43,7 +43,7 @@ TEST(RestartTest, RestartedManagerRecoversGroupsAndResyncsTheAgent) {
   kept->set_slots_attached(true);
   auto* stale = reg.add_installed();
   stale->set_group_id(99);
-  stale->mutable_context()->set_group_id(99);
+  stale->mutable_context()->set_id(99);
   EXPECT_EQ(agent.register_switch(reg), std::vector<uint32_t>{installed.group_id()});
   EXPECT_FALSE(agent.next(300ms)) << "a matching context is not re-installed";
 }
@@ -177,7 +177,7 @@ TEST(RestartTest, AgentWithADifferentContextUnderTheIdGetsItRemovedThenReinstall
   other->set_group_id(installed.group_id());
   *other->mutable_context() = installed.context();
   other->mutable_context()->set_window(installed.context().window() * 2);
-  other->mutable_context()->set_memory_bytes(installed.context().memory_bytes() * 2);
+  other->set_memory_bytes(installed.memory_bytes() * 2);
   other->set_slots_attached(true);
   EXPECT_EQ(again.register_switch(reg), std::vector<uint32_t>{installed.group_id()});
   auto remove = again.next();

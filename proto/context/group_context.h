@@ -1,0 +1,63 @@
+// One group's context at one switch, as a plain value: its place in the IncTree (children,
+// parent, which ranks lie below each child), its PSN window and path MTU. The one C++ type for
+// it everywhere: the engine runs it (engine::GroupConfig is this type), incd's static config
+// and the IncAgent produce it from the GroupContext message (proto/context/context_proto.h),
+// and proto/context/context_validate.h checks it.
+//
+// Ports: the value carries a port *id* — the index of the port in incd's `ports` list, which is
+// what the engine transmits on. The control plane and config files name ports; names are
+// resolved to ids in one place, decode_context (context_proto.h), against a SwitchView.
+// Pure C++: no DPDK, no protobuf.
+// Threading: plain values.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "proto/vocab/addr.h"
+#include "proto/vocab/limits.h"
+
+namespace epic::vocab {
+
+// One end of an IncTree edge: <IPv4, QPN> and the MAC frames to it carry.
+struct Endpoint {
+  MacAddr mac{};
+  uint32_t ipv4 = 0;  // host order
+  uint32_t qpn = 0;
+  friend bool operator==(const Endpoint&, const Endpoint&) = default;
+};
+
+// One child edge of this switch: a rank NIC, or a lower switch.
+struct ChildLink {
+  Endpoint remote;          // the child's endpoint
+  Endpoint local;           // this switch's virtual endpoint on that edge
+  uint16_t port = 0;        // id of the output port toward the child
+  bool is_rank = false;     // first hop of a rank: its PSNs are translated, its ACKs handled here
+  uint16_t first_rank = 0;  // ranks below this child: [first_rank, first_rank + rank_count)
+  uint16_t rank_count = 1;
+  uint16_t udp_src_port = 0xC000;
+  friend bool operator==(const ChildLink&, const ChildLink&) = default;
+};
+
+struct ParentLink {
+  Endpoint remote;
+  Endpoint local;
+  uint16_t port = 0;  // id of the output port toward the parent
+  uint16_t udp_src_port = 0xC000;
+  friend bool operator==(const ParentLink&, const ParentLink&) = default;
+};
+
+// Immutable description of a group at this switch.
+struct GroupContext {
+  uint32_t group_id = 0;
+  uint16_t num_ranks = 0;  // ranks in the whole group
+  std::vector<ChildLink> children;
+  std::optional<ParentLink> parent;  // absent at the root switch
+  uint32_t initial_psn = 0;          // common to every rank of the group
+  uint32_t window = kDefaultWindow;  // MW: the ranks' outstanding-packet window (power of two)
+  uint16_t pmtu = kDefaultPmtu;
+  friend bool operator==(const GroupContext&, const GroupContext&) = default;
+};
+
+}  // namespace epic::vocab

@@ -1,0 +1,91 @@
+// The GroupContext message reader (proto/context/context_proto.h): port names become port ids,
+// text forms become values, and every rule of context_validate.h is applied by field path.
+#include "proto/context/context_proto.h"
+
+#include <google/protobuf/text_format.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace epic::vocab {
+namespace {
+
+GroupContextMsg msg(const std::string& text) {
+  GroupContextMsg m;
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &m)) << text;
+  return m;
+}
+
+const char* const kGood =
+    "id: 7 ranks: 2 window: 32 pmtu: 2048 initial_psn: 5"
+    " children { port: 'r1' rank: 0 remote { mac: '02:00:00:00:00:01' ipv4: '10.77.0.1' qpn: 256 }"
+    "            local { ipv4: '10.77.0.254' qpn: 512 } }"
+    " children { port: 'r0' rank: 1 remote { mac: '02:00:00:00:00:02' ipv4: '10.77.0.2' qpn: 257 }"
+    "            local { ipv4: '10.77.0.254' qpn: 513 mac: '02:ec:00:00:00:01' } }";
+
+SwitchView view() {
+  return SwitchView::of({{"r0", 9000}, {"r1", 9000}},
+                        {{*parse_ipv4("10.77.0.254"), *parse_mac("02:ec:00:00:00:fe")}});
+}
+
+TEST(ContextReader, ResolvesPortNamesAndTextForms) {
+  const SwitchView sw = view();
+  ContextErrors errors;
+  ContextReader reader(sw, errors);
+  const auto g = reader.read(msg(kGood), "context");
+  ASSERT_TRUE(g) << join(errors);
+  EXPECT_EQ(g->group_id, 7u);
+  EXPECT_EQ(g->num_ranks, 2);
+  EXPECT_EQ(g->window, 32u);
+  EXPECT_EQ(g->pmtu, 2048);
+  EXPECT_EQ(g->initial_psn, 5u);
+  ASSERT_EQ(g->children.size(), 2u);
+  EXPECT_EQ(g->children[0].port, 1);  // "r1"
+  EXPECT_EQ(g->children[1].port, 0);  // "r0"
+  EXPECT_TRUE(g->children[0].is_rank);
+  EXPECT_EQ(g->children[1].first_rank, 1);
+  EXPECT_EQ(format_mac(g->children[0].local.mac), "02:ec:00:00:00:fe");  // the INC address's
+  EXPECT_EQ(format_mac(g->children[1].local.mac), "02:ec:00:00:00:01");
+  EXPECT_EQ(g->children[1].remote.qpn, 257u);
+  EXPECT_FALSE(g->parent);
+  // What the reader accepts, the value checks accept.
+  ContextErrors again;
+  check_context(*g, "context", again, &sw);
+  EXPECT_EQ(join(again), "");
+}
+
+TEST(ContextReader, ReportsEveryErrorByPathWithTheRulesMessage) {
+  const SwitchView sw = view();
+  ContextErrors errors;
+  ContextReader reader(sw, errors);
+  std::string text = kGood;
+  text.replace(text.find("window: 32"), 10, "window: 24");
+  text.replace(text.find("qpn: 257"), 8, "qpn: 16777216");
+  text.replace(text.find("port: 'r0'"), 10, "port: 'up'");
+  EXPECT_FALSE(reader.read(msg(text), "context"));
+  EXPECT_EQ(join(errors),
+            "context.window: 24 is not a power of two in 1..1048576 (the engine keeps 2*window "
+            "slots indexed by psn mod 2*window); context.children[1].port: no port named \"up\" "
+            "(ports: r0, r1); context.children[1].remote.qpn: 0x1000000 does not fit in 24 bits "
+            "(must be < 0x1000000)");
+}
+
+TEST(ContextReader, EndpointsOfReservedGroupsAreTaken) {
+  const SwitchView sw = view();
+  ContextErrors errors;
+  ContextReader first(sw, errors);
+  const auto g = first.read(msg(kGood), "context");
+  ASSERT_TRUE(g);
+  ContextReader reader(sw, errors);
+  reader.reserve(*g, "group 7");
+  std::string text = kGood;
+  text.replace(text.find("id: 7"), 5, "id: 8");
+  EXPECT_FALSE(reader.read(msg(text), "context"));
+  ASSERT_FALSE(errors.empty());
+  EXPECT_EQ(errors[0].to_string(),
+            "context.children[0].remote: (10.77.0.1, qpn 0x100) is already used by group 7 "
+            "(children[0].remote); a queue pair connects to exactly one peer");
+}
+
+}  // namespace
+}  // namespace epic::vocab
