@@ -1,7 +1,7 @@
 // The buffer contract of a rank for each primitive: how many bytes its send
 // (input) and receive (result) buffers hold, MPI-style, for a collective of
 // `ranks` ranks whose descriptor counts `count` elements as the switch does
-// (datapath/engine/collective_map.h):
+// (proto/vocab/collective_map.h):
 //
 //   primitive        input (every rank)      result
 //   AllReduce        count                   count (the reduction)
