@@ -407,7 +407,8 @@ void Mode2Engine::upward(GroupState& g, int child, const w::PacketView& v, TxBat
 bool Mode2Engine::park_rank(GroupState& g, int child, uint32_t psn, TxBatch& out) {
   const auto c = static_cast<size_t>(child);
   const uint32_t oldest = vocab::psn_add(g.acked_send_psn[c], 1);
-  if (psn != oldest && psn != g.max_send_psn[c]) return false;
+  // Only an unacknowledged upload: a stray copy of an acknowledged one parks nobody.
+  if ((psn != oldest && psn != g.max_send_psn[c]) || vocab::psn_lt(psn, oldest)) return false;
   // Back-off: a round starts with the oldest upload's retransmission.
   if (g.parked_psn[c] != oldest) {
     g.parked_psn[c] = oldest;
