@@ -4,6 +4,7 @@
 
 #include "proto/context/context_validate.h"
 #include "proto/vocab/limits.h"
+#include "proto/vocab/memory.h"
 #include "proto/vocab/psn.h"
 
 namespace epic::engine {
@@ -22,7 +23,8 @@ std::string check_config(const GroupConfig& config) {
 
 std::string check_group(const GroupConfig& config, const SlotRegion* slots) {
   if (std::string e = check_config(config); !e.empty()) return e;
-  if (slots == nullptr || slots->nslots != 2 * config.window || slots->pmtu != config.pmtu) {
+  if (slots == nullptr || slots->nslots != vocab::slots_for_window(config.window) ||
+      slots->pmtu != config.pmtu) {
     return "slot region must hold 2*MW slots of the group's path MTU";
   }
   return "";

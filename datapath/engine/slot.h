@@ -53,7 +53,7 @@ struct SlotRegion {
   std::vector<uint8_t> result;  // nslots * vocab::slot_result_bytes(pmtu) bytes, wire format
 
   SlotRegion(uint32_t window, uint16_t path_mtu)
-      : nslots(2 * window),
+      : nslots(static_cast<uint32_t>(vocab::slots_for_window(window))),
         pmtu(path_mtu),
         meta(nslots),
         accum_storage(size_t{nslots} * vocab::slot_accum_bytes(path_mtu) + 64),

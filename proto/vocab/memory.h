@@ -37,9 +37,12 @@ constexpr uint32_t min_wire_bytes() {
 // Bytes of a slot's bookkeeping: sizeof(engine::Slot), asserted by the engine.
 inline constexpr uint32_t kSlotMetaBytes = 32;
 
-// Bytes of one slot's accumulator at path MTU `pmtu`: 2·pmtu.
+inline constexpr uint32_t kMinWireBytes = min_wire_bytes();
+
+// Bytes of one slot's accumulator at path MTU `pmtu`: 2·pmtu. (On the packet path: a constant
+// divisor, never the loop of min_wire_bytes().)
 constexpr uint64_t slot_accum_bytes(uint32_t pmtu) {
-  return uint64_t{pmtu} / min_wire_bytes() * kAccumElementBytes;
+  return uint64_t{pmtu} / kMinWireBytes * kAccumElementBytes;
 }
 // Bytes of one slot's result copy (wire format) at path MTU `pmtu`.
 constexpr uint64_t slot_result_bytes(uint32_t pmtu) { return pmtu; }
