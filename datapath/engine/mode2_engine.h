@@ -1,15 +1,10 @@
-// Mode2Engine: EPIC Mode-II (connection translated) for one switch — the
-// IncEngine modules composed into the pipeline that takes a burst of frames
-// and emits frames (docs/design.md §2, seeds/epic-spec.zh.txt, docs/mode2.md):
-//
-//   LookupTable -> per-endpoint PSN translation (collective_map.h) ->
-//   CheckDuplicate -> AggregateData -> ReplicateData + TranslateHeader
-//   (root: results down; others: partial up, results down when they return)
-//   -> RecycleBuffer;  ReceiveAck/SendAck: ranks' ACKs become the ACKs of
-//   their uploads, and ACK frontiers travel up and down the tree.
-//
-// All six primitives: AllReduce, Reduce, Broadcast, Barrier, ReduceScatter,
-// AllGather, announced by a control message (collective.h). DPDK-free and
+// Mode2Engine: one worker's IncEngine for EPIC Mode-II — the groups attached
+// to it, the LookupTable that routes their edges, and the burst loop: parse
+// each frame once, prefetch its route across the burst, read it into typed
+// per-packet metadata (packet_meta.h) and hand it to the Mode-II composition
+// of the IncEngine modules (mode2.h says which module runs when). All six
+// primitives: AllReduce, Reduce, Broadcast, Barrier, ReduceScatter, AllGather,
+// announced by a control message (proto/vocab/collective.h). DPDK-free and
 // deterministic: the same code runs under incd and in the in-process harness
 // (tests/harness). Threading: one worker owns an engine and its groups.
 #pragma once
@@ -18,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "datapath/engine/actions.h"
 #include "datapath/engine/counters.h"
 #include "datapath/engine/group.h"
 #include "datapath/engine/group_instance.h"
@@ -66,43 +62,7 @@ class Mode2Engine {
   const EngineCounters& counters() const { return counters_; }
 
  private:
-  struct Item {  // one packet of a collective: its control message or data packet j
-    const CollectiveRecord* record = nullptr;
-    bool control = false;
-    uint32_t j = 0;
-    uint32_t gpsn() const;
-  };
-  void dispatch(const wire::ParseResult& r, TxBatch& out);
-  void upward(GroupState& g, int child, const wire::PacketView& v, TxBatch& out);
-  void downward(GroupState& g, const wire::PacketView& v, TxBatch& out);
-  void rank_ack(GroupState& g, int child, const wire::PacketView& v, TxBatch& out);
-
-  Item locate_send(const GroupState& g, int child, uint32_t psn) const;
-  Item locate_recv(const GroupState& g, int child, uint32_t psn) const;
-  Item locate_rank(const GroupState& g, int child, uint32_t psn, bool send) const;
-  Item locate_group(const GroupState& g, uint32_t gpsn) const;
-  const CollectiveRecord* create_record(GroupState& g, const CollectiveDescriptor& d);
-  bool child_sends(const GroupState& g, int child, const Item& it) const;
-  bool child_receives(const GroupState& g, int child, const Item& it) const;
-  int fan_in(const GroupState& g, const Item& it) const;
-
-  void aggregate(GroupState& g, int child, const Item& it, const wire::PacketView& v, TxBatch& out);
-  bool park_rank(GroupState& g, int child, uint32_t psn, TxBatch& out);
-  // To every child with a receiver of `it` (only_child -1: first time; -2: again), or to one.
-  void replicate(GroupState& g, const Item& it, uint8_t opcode, uint32_t immdt,
-                 const uint8_t* payload, uint16_t len, int only_child, TxBatch& out);
-  void send_up(GroupState& g, uint32_t gpsn, uint8_t opcode, uint32_t immdt, const uint8_t* payload,
-               uint16_t len, TxBatch& out);
-  void emit(uint16_t port, const FrameSpec& f, TxBatch& out);  // TranslateHeader into the batch
-  void send_ack(GroupState& g, const Endpoint& src, const Endpoint& dst, uint16_t port,
-                uint16_t udp_port, uint32_t psn, uint8_t syndrome, TxBatch& out);
-
-  void recycle_epic(GroupState& g, uint32_t completed_psn);
-  // ACK frontiers
-  uint32_t child_dest_frontier(const GroupState& g, int child) const;
-  void update_subtree_frontier(GroupState& g, TxBatch& out);
-  void update_global_frontier(GroupState& g, uint32_t frontier, TxBatch& out);
-  void ack_rank_uploads(GroupState& g, int child, bool force, TxBatch& out);
+  void dispatch(const wire::ParseResult& r, Actions& actions);
 
   LookupTable lookup_;
   size_t max_groups_;

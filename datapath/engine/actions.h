@@ -1,0 +1,47 @@
+// Actions: what an IncEngine module does besides changing its group's state —
+// the frames it sends (each built by TranslateHeader, translate_header.h, into
+// the worker's TxBatch) and the engine counters it bumps. Every module that
+// sends or counts takes one; a packet-table test reads both back.
+// Hot path: no allocation once the batch's arena has grown; no I/O.
+#pragma once
+
+#include <cstdint>
+
+#include "datapath/engine/counters.h"
+#include "datapath/engine/translate_header.h"
+#include "datapath/engine/tx_batch.h"
+#include "datapath/wire/opcode.h"
+
+namespace epic::engine {
+
+class Actions {
+ public:
+  Actions(TxBatch& out, EngineCounters& counters) : counters(counters), out_(out) {}
+
+  // Sends the frame `f` describes on `port`.
+  void send(uint16_t port, const FrameSpec& f) {
+    const size_t n = frame_size(f);
+    out_.commit(port, build_frame(out_.reserve(n), n, f));
+    ++counters.tx_frames;
+  }
+  // An ACK (or NAK: the AETH syndrome says which) on one edge of the group, from this switch's
+  // endpoint of it (`link.local`) to the other end; `Link` is a ChildLink or a ParentLink.
+  template <typename Link>
+  void send_ack(const Link& link, uint32_t psn, uint8_t syndrome) {
+    FrameSpec f;
+    f.src = &link.local;
+    f.dst = &link.remote;
+    f.udp_src_port = link.udp_src_port;
+    f.opcode = wire::op::kAck;
+    f.psn = psn;
+    f.aeth_syndrome = syndrome;
+    send(link.port, f);
+  }
+
+  EngineCounters& counters;
+
+ private:
+  TxBatch& out_;
+};
+
+}  // namespace epic::engine

@@ -1,0 +1,226 @@
+#include "datapath/engine/mode2.h"
+
+#include "datapath/engine/ack_reflect.h"
+#include "datapath/engine/aggregate_data.h"
+#include "datapath/engine/check_duplicate.h"
+#include "datapath/engine/recycle_buffer.h"
+#include "datapath/engine/replicate_data.h"
+#include "datapath/engine/retransmission.h"
+#include "datapath/engine/translate_psn.h"
+#include "proto/vocab/psn.h"
+
+namespace epic::engine::mode2 {
+
+namespace {
+
+void drop(GroupState& g, uint64_t& reason) {
+  ++reason;
+  ++g.stats.dropped;
+}
+
+// A control message `m` may announce a new collective: at the child's next control PSN, with
+// a well-formed descriptor.
+PacketRef announce(GroupState& g, const PacketMeta& m, Actions& a) {
+  EngineCounters& n = a.counters;
+  const size_t c = m.child_index();
+  if (m.psn != g.next_send_ctrl[c]) {
+    drop(g, vocab::psn_gt(m.psn, g.next_send_ctrl[c]) ? n.drop_data_before_control
+                                                      : n.drop_unknown_psn);
+    return {};
+  }
+  if (!m.control) {
+    drop(g, n.drop_data_before_control);
+    return {};
+  }
+  const auto d = decode_control(m.payload, m.payload_len);
+  if (!d ||
+      (d->type != CollectiveType::kBarrier && d->count == 0 &&
+       d->type != CollectiveType::kAllReduce) ||
+      ((d->type == CollectiveType::kReduce || d->type == CollectiveType::kBroadcast) &&
+       d->root >= g.config->num_ranks)) {
+    drop(g, n.drop_bad_control);
+    return {};
+  }
+  return {create_record(g, *d), true, 0};
+}
+
+// A contribution to a multi-source packet (or any control message): CheckDuplicate,
+// AggregateData, and on completion ReplicateData and RecycleBuffer.
+void contribute(GroupState& g, const PacketMeta& m, const PacketRef& ref, Actions& a) {
+  EngineCounters& n = a.counters;
+  const uint32_t gpsn = ref.gpsn();
+  SlotRegion& region = *g.slots;
+  const uint32_t i = region.index(gpsn);
+  Slot& s = region.meta[i];
+  const SlotClaim claim{ref.control,
+                        m.opcode,
+                        m.payload_len,
+                        ref.control ? kControlImm : 0,
+                        ref.record->shape.desc.dtype,
+                        ref.record->shape.desc.op};
+  switch (check_duplicate(s, gpsn, m.child, claim)) {
+    case SlotVerdict::kStale:
+      ++n.upward_stale;
+      return;
+    case SlotVerdict::kBusy:
+      ++n.upward_slot_busy;
+      return;
+    case SlotVerdict::kDuplicate:
+      ++n.upward_duplicate;
+      ++g.stats.retransmissions;
+      answer_duplicate_contribution(g, m.child, ref, i, m.psn, a);
+      return;
+    case SlotVerdict::kFresh:
+      break;
+  }
+  const Contribution r =
+      aggregate_data(region, i, m.child, m.opcode, m.payload, m.payload_len, fan_in(g, ref));
+  if (r == Contribution::kInconsistent) {
+    drop(g, n.drop_inconsistent);
+    return;
+  }
+  ++n.upward_accepted;
+  ++g.stats.upward_accepted;
+  if (r == Contribution::kAdded) return;
+  ++n.aggregations_completed;
+  ++g.stats.aggregations_completed;
+  const Payload result{s.opcode, s.immdt, region.result_of(i), s.payload_len};
+  if (g.config->parent) {
+    s.state = SlotState::kSentUp;
+    send_up(g, gpsn, result, a);
+    ++n.partials_sent_up;
+  } else {
+    s.state = SlotState::kComplete;
+    replicate_data(g, ref, result, Fanout::kFirst, a);
+    if (recycle_completed(g, gpsn)) ++n.slots_recycled;
+  }
+}
+
+void upward(GroupState& g, const PacketMeta& m, Actions& a) {
+  EngineCounters& n = a.counters;
+  const GroupConfig& cfg = *g.config;
+  const size_t c = m.child_index();
+  PacketRef ref = locate_send(g, m.child, m.psn);
+  if (!ref.known()) {
+    ref = announce(g, m, a);
+    if (!ref.known()) return;
+  }
+  if (m.control != ref.control) {
+    drop(g, n.drop_inconsistent);
+    return;
+  }
+  if (m.control) {
+    const auto d = decode_control(m.payload, m.payload_len);
+    if (!d || !(*d == ref.record->shape.desc)) {
+      drop(g, n.drop_bad_control);
+      return;
+    }
+  } else if (m.payload_len != ref.record->shape.payload_len(ref.j) || m.has_immdt ||
+             !child_sends(g, c, ref)) {
+    drop(g, n.drop_inconsistent);
+    return;
+  }
+  const uint32_t gpsn = ref.gpsn();
+  // A rank's upload at or below the newest one it has sent is a retransmission.
+  const bool resent = !vocab::psn_gt(m.psn, g.max_send_psn[c]);
+  if (cfg.children[c].is_rank && !resent) g.max_send_psn[c] = m.psn;
+  if (!vocab::psn_gt(gpsn, g.global_frontier)) {
+    ++n.upward_done;
+    ++g.stats.retransmissions;
+    answer_acknowledged_upload(g, m.child, a);
+    return;
+  }
+  if (!m.control && !ref.record->shape.multi_source()) {
+    // One source (Broadcast, AllGather): nothing to aggregate, no slot. Up toward the root, or
+    // at the root down to every child with a receiver; a retransmission simply travels again.
+    ++n.upward_accepted;
+    ++g.stats.upward_accepted;
+    if (cfg.children[c].is_rank && resent) answer_one_source_retransmission(g, m.child, m.psn, a);
+    const Payload p{m.opcode, 0, m.payload, m.payload_len};
+    if (cfg.parent) {
+      send_up(g, gpsn, p, a);
+      ++n.partials_sent_up;
+    } else {
+      replicate_data(g, ref, p, Fanout::kFirst, a);
+    }
+    return;
+  }
+  contribute(g, m, ref, a);
+}
+
+void downward(GroupState& g, const PacketMeta& m, Actions& a) {
+  EngineCounters& n = a.counters;
+  const PacketRef ref = locate_group(g, m.psn);
+  if (!ref.known()) {
+    drop(g, n.drop_unknown_psn);
+    return;
+  }
+  if (ref.control != m.control ||
+      (!ref.control && m.payload_len != ref.record->shape.payload_len(ref.j))) {
+    drop(g, n.drop_inconsistent);
+    return;
+  }
+  if (!vocab::psn_gt(m.psn, g.global_frontier)) {
+    ++n.downward_duplicate;  // every receiver below already has it
+    return;
+  }
+  if (!ref.control && !ref.record->shape.multi_source()) {
+    ++n.downward_accepted;
+    ++g.stats.downward_accepted;
+    replicate_data(g, ref, {m.opcode, 0, m.payload, m.payload_len}, Fanout::kFirst, a);
+    return;
+  }
+  SlotRegion& region = *g.slots;
+  const uint32_t i = region.index(m.psn);
+  Slot& s = region.meta[i];
+  if (!s.used || s.psn != m.psn || s.state == SlotState::kEmpty ||
+      s.state == SlotState::kAggregating) {
+    ++n.downward_unexpected;
+    return;
+  }
+  if (m.opcode != s.opcode || m.payload_len != s.payload_len) {
+    drop(g, n.drop_inconsistent);
+    return;
+  }
+  const Payload result{s.opcode, s.immdt, region.result_of(i), s.payload_len};
+  if (s.state == SlotState::kComplete) {
+    // The parent re-sent a result because a child below retransmitted: forward it again.
+    ++n.downward_duplicate;
+    replicate_data(g, ref, result, Fanout::kFirst, a);
+    return;
+  }
+  ++n.downward_accepted;
+  ++g.stats.downward_accepted;
+  store_parent_result(region, i, m.opcode, m.payload, m.payload_len);
+  replicate_data(g, ref, result, Fanout::kFirst, a);
+  if (recycle_completed(g, m.psn)) ++n.slots_recycled;
+}
+
+}  // namespace
+
+void handle(const PacketMeta& m, Actions& a) {
+  GroupState& g = *m.group;
+  switch (m.kind) {
+    case PacketKind::kUpload:
+      upward(g, m, a);
+      return;
+    case PacketKind::kResult:
+      downward(g, m, a);
+      return;
+    case PacketKind::kRankAck:
+      receive_rank_ack(g, m, a);
+      return;
+    case PacketKind::kChildFrontier:
+      receive_child_frontier(g, m, a);
+      return;
+    case PacketKind::kParentFrontier:
+      ++a.counters.frontier_from_parent;
+      receive_group_frontier(g, m.psn, a);
+      return;
+    case PacketKind::kUnsupported:
+      drop(g, a.counters.drop_unsupported);
+      return;
+  }
+}
+
+}  // namespace epic::engine::mode2

@@ -1,0 +1,44 @@
+#include "datapath/engine/replicate_data.h"
+
+namespace epic::engine {
+
+void replicate_data(GroupState& g, const PacketRef& ref, const Payload& p, Fanout fanout,
+                    int only_child, Actions& a) {
+  const GroupConfig& cfg = *g.config;
+  for (size_t c = 0; c < cfg.children.size(); ++c) {
+    if (fanout == Fanout::kOne && static_cast<size_t>(only_child) != c) continue;
+    if (!child_receives(g, c, ref)) continue;
+    const ChildLink& link = cfg.children[c];
+    FrameSpec f;
+    f.src = &link.local;
+    f.dst = &link.remote;
+    f.udp_src_port = link.udp_src_port;
+    f.opcode = p.opcode;
+    f.psn = recv_psn(g, c, ref);
+    f.ack_req = true;  // every result is acknowledged: the ACKs drive the senders' windows
+    f.immdt = p.immdt;
+    f.payload = p.data;
+    f.payload_len = p.len;
+    a.send(link.port, f);
+    if (fanout == Fanout::kFirst) {
+      ++a.counters.results_replicated;
+      ++g.stats.results_replicated;
+    }
+  }
+}
+
+void send_up(const GroupState& g, uint32_t gpsn, const Payload& p, Actions& a) {
+  const ParentLink& link = *g.config->parent;
+  FrameSpec f;
+  f.src = &link.local;
+  f.dst = &link.remote;
+  f.udp_src_port = link.udp_src_port;
+  f.opcode = p.opcode;
+  f.psn = gpsn;
+  f.immdt = p.immdt;
+  f.payload = p.data;
+  f.payload_len = p.len;
+  a.send(link.port, f);
+}
+
+}  // namespace epic::engine
