@@ -236,7 +236,7 @@ byte fired;
 
 /* ---- IncEngine, computation state ----------------------------------------------------------- */
 
-/* RecycleBuffer (EPIC's rule, Mode2Engine::recycle_epic): PSN p is complete at switch s
+/* RecycleBuffer (EPIC's rule, recycle_completed, recycle_buffer.cc): PSN p is complete at switch s
  * (root: aggregated; non-root: result received). The slot of p-MW, which is slot
  * (p+MW) % 2MW, becomes empty, keeping its PSN. Why that is safe: every rank has sent p, so
  * every rank's window has passed p-MW (checked here with GHOST). Only a slot that still holds
@@ -276,7 +276,7 @@ inline replicate_data(s, p, v) {
 }
 
 /* upward: switch s receives the upload (or partial aggregate) p with payload v from child c
- * (Mode2Engine::upward/aggregate) */
+ * (mode2.cc upward: check_duplicate, aggregate_data) */
 inline upward(s, c, p, v) {
   i = SIDX(s, p);
   k = 1 << CIDX(c);
@@ -347,7 +347,7 @@ inline upward(s, c, p, v) {
 }
 
 /* downward, at a non-root switch: the result for p arrives from the parent
- * (Mode2Engine::downward) */
+ * (mode2.cc downward) */
 inline downward(s, p, v) {
   i = SIDX(s, p);
 #if BUG == BUG_STORE_STALE

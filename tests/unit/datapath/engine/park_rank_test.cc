@@ -1,4 +1,4 @@
-// Parking a waiting rank (Mode2Engine::park_rank), as packet tables: rank 0 of a two-rank
+// Parking a waiting rank (park_rank, retransmission.h) through the whole engine: rank 0 of a two-rank
 // AllReduce has sent its control message and data while rank 1 is late. Its retransmissions
 // are answered with RNR NAK naming its oldest unacknowledged upload — for the oldest and for
 // the newest upload it has sent, not for those between — and the RNR timer backs off, one code
