@@ -70,7 +70,7 @@ struct GroupState {
   std::array<uint32_t, kMaxChildren> acked_recv_psn{};  // rank children: last result PSN they ACKed
   std::array<uint32_t, kMaxChildren> acked_send_psn{};  // rank children: last upload PSN we ACKed
   std::array<uint32_t, kMaxChildren> max_send_psn{};    // rank children: highest upload PSN seen
-  // Rank children parked with RNR NAK (Mode2Engine::park_rank): the oldest upload parked, and
+  // Rank children parked with RNR NAK (park_rank, retransmission.h): the oldest upload parked, and
   // for how many rounds (the back-off of the RNR timer).
   std::array<uint32_t, kMaxChildren> parked_psn{};
   std::array<uint8_t, kMaxChildren> park_rounds{};

@@ -38,7 +38,7 @@ void answer_duplicate_contribution(GroupState& g, int child, const PacketRef& re
     replicate_data(g, ref, result, Fanout::kAgain, a);
     ++a.counters.results_resent;
     if (cfg.parent) send_up(g, ref.gpsn(), result, a);
-  } else if (s.state == SlotState::kSentUp) {
+  } else if (s.state == SlotState::kSentUp && cfg.parent) {  // only a non-root sends up
     send_up(g, ref.gpsn(), result, a);
     ++a.counters.partials_resent_up;
   }

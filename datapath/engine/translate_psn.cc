@@ -9,7 +9,8 @@ namespace {
 // and the newest ends at `end`, the next record's start — so the walk from the newest stops at
 // the first record that starts at or before `psn` (measured backward from `end`). Positions
 // more than half the PSN space (2^23) behind `end` are nobody's: PSN order is only defined
-// within half the space (vocab::psn_gt).
+// within half the space (vocab::psn_gt). The distances back grow with every step and the walk
+// stops at the first one reaching `back` (at most 2^23): no distance before it wraps.
 template <typename StartFn>
 const CollectiveRecord* find_record(const GroupState& g, uint32_t end, uint32_t psn,
                                     StartFn&& start) {
@@ -22,7 +23,6 @@ const CollectiveRecord* find_record(const GroupState& g, uint32_t end, uint32_t 
     const CollectiveRecord& rec = g.history[(g.collectives - 1 - k) % h];
     const uint32_t rec_back = (end - start(rec)) & vocab::kPsnMask;
     if (rec_back >= back) return &rec;  // start(rec) <= psn < the next record's start
-    if (rec_back > kHalf) break;
   }
   return nullptr;  // before the oldest record kept
 }

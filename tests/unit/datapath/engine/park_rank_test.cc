@@ -1,8 +1,9 @@
-// Parking a waiting rank (park_rank, retransmission.h) through the whole engine: rank 0 of a two-rank
-// AllReduce has sent its control message and data while rank 1 is late. Its retransmissions
-// are answered with RNR NAK naming its oldest unacknowledged upload — for the oldest and for
-// the newest upload it has sent, not for those between — and the RNR timer backs off, one code
-// per round, from 0.64 ms (12) to 15.36 ms (21), and starts again once the rank progresses.
+// Parking a waiting rank (park_rank, retransmission.h) through the whole engine: rank 0 of
+// a two-rank AllReduce has sent its control message and data while rank 1 is late. Its
+// retransmissions are answered with RNR NAK naming its oldest unacknowledged upload — for the
+// oldest and for the newest upload it has sent, not for those between — and the RNR timer
+// backs off, one code per round, from 0.64 ms (12) to 15.36 ms (21), and starts again once the
+// rank progresses. (retransmission_test.cc has the module's own packet tables.)
 #include <gtest/gtest.h>
 
 #include <vector>
