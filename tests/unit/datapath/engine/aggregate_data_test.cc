@@ -224,7 +224,9 @@ TEST(AggregateDataTable, EveryTypeAndOperator) {
       EXPECT_EQ(r.meta[i].bitmap, bitmap) << "contribution " << k;
       EXPECT_EQ(r.meta[i].degree, k + 1) << "contribution " << k;
       // The result is written only at the fan-in.
-      if (k + 1 < fan_in) EXPECT_TRUE(all_zero(r.result_of(i), kPmtu)) << "contribution " << k;
+      if (k + 1 < fan_in) {
+        EXPECT_TRUE(all_zero(r.result_of(i), kPmtu)) << "contribution " << k;
+      }
     }
     EXPECT_EQ(Bytes(r.result_of(i), r.result_of(i) + len), row.result);
     EXPECT_TRUE(all_zero(r.result_of(i) + len, kPmtu - len));  // nothing past the payload

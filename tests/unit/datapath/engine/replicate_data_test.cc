@@ -147,7 +147,9 @@ void check_frame(const TxBatch& tx, size_t i, const Expect& e, const std::vector
   EXPECT_EQ(v.psn(), e.psn);
   EXPECT_EQ(v.ack_req(), e.ack_req);
   EXPECT_EQ(v.opcode(), e.opcode);
-  if (v.op->has(w::kExtImmDt)) EXPECT_EQ(v.immdt(), e.immdt);
+  if (v.op->has(w::kExtImmDt)) {
+    EXPECT_EQ(v.immdt(), e.immdt);
+  }
   ASSERT_EQ(v.data_len(), data.size());
   EXPECT_EQ(std::vector<uint8_t>(v.payload(), v.payload() + v.data_len()), data);
 }

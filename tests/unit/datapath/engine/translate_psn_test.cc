@@ -339,7 +339,9 @@ TEST(TranslatePsnLocate, EverySequenceMapsToTheRightPacketAcrossTheWrap) {
       EXPECT_EQ(ref.record->shape.desc.type, kTypes[k]);
       EXPECT_EQ(ref.record->g_ctrl, at(s, kGCtrl[k]));
       EXPECT_EQ(ref.control, row.control);
-      if (!row.control) EXPECT_EQ(ref.j, row.j);
+      if (!row.control) {
+        EXPECT_EQ(ref.j, row.j);
+      }
       EXPECT_EQ(ref.gpsn(), at(s, kGCtrl[k] + (row.control ? 0 : 1 + row.j)));
     }
   }
@@ -515,7 +517,9 @@ TEST(TranslatePsnHistory, ThePacketsOfAnOverwrittenRecordAreNobodys) {
       EXPECT_EQ(ref.record->g_ctrl, at(s, kRingCtrl[k]));
       EXPECT_EQ(ref.record->shape.n_data, k + 1);
       EXPECT_EQ(ref.control, row.control);
-      if (!row.control) EXPECT_EQ(ref.j, row.j);
+      if (!row.control) {
+        EXPECT_EQ(ref.j, row.j);
+      }
     }
   }
 }
@@ -590,7 +594,9 @@ TEST(TranslatePsnLocate, AnAllReduceAcrossTheWrap) {
       ASSERT_EQ(ref.known(), row.known);
       if (!ref.known()) continue;
       EXPECT_EQ(ref.control, row.control);
-      if (!row.control) EXPECT_EQ(ref.j, row.j);
+      if (!row.control) {
+        EXPECT_EQ(ref.j, row.j);
+      }
       EXPECT_EQ(ref.gpsn(), row.psn);
     }
   }
