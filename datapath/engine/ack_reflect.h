@@ -8,7 +8,8 @@
 // and the root sends the group's frontier down; RecycleBuffer frees the slots
 // the frontier passed. Frontier frames are RoCE ACKs on the switch links; a
 // lost one is repeated when a duplicate shows that someone waits.
-// Hot path: no allocation; the upload walk is bounded by the rank's window.
+// Hot path: no allocation; the upload walk ends at the first upload not yet acknowledged by its
+// receivers (at the latest at the end of the announced collectives).
 #pragma once
 
 #include <cstdint>

@@ -34,17 +34,22 @@ size_t build_frame(uint8_t* out, size_t cap, const FrameSpec& s) {
   w::store_be16(out + w::eth::kType, w::eth::kTypeIpv4);
 
   uint8_t* ip = out + w::eth::kHeaderLen;
+  constexpr uint8_t kTtl = 64;
+  const auto ip_len = static_cast<uint16_t>(total - w::eth::kHeaderLen);
   ip[w::ipv4::kVerIhl] = 0x45;
   ip[w::ipv4::kTos] = s.tos;
-  w::store_be16(ip + w::ipv4::kTotalLen, static_cast<uint16_t>(total - w::eth::kHeaderLen));
+  w::store_be16(ip + w::ipv4::kTotalLen, ip_len);
   w::store_be16(ip + w::ipv4::kId, 0);
   w::store_be16(ip + w::ipv4::kFlagsFrag, w::ipv4::kFlagDf);
-  ip[w::ipv4::kTtl] = 64;
+  ip[w::ipv4::kTtl] = kTtl;
   ip[w::ipv4::kProto] = w::ipv4::kProtoUdp;
   w::store_be32(ip + w::ipv4::kSrc, s.src->ipv4);
   w::store_be32(ip + w::ipv4::kDst, s.dst->ipv4);
-  w::store_be16(ip + w::ipv4::kChecksum, 0);
-  w::store_be16(ip + w::ipv4::kChecksum, w::ipv4_header_checksum(ip));
+  // The header's checksum from the values just written (their 16-bit words), not read back.
+  const uint32_t words = ((0x45u << 8) | s.tos) + ip_len + w::ipv4::kFlagDf +
+                         ((uint32_t{kTtl} << 8) | w::ipv4::kProtoUdp) + (s.src->ipv4 >> 16) +
+                         (s.src->ipv4 & 0xFFFF) + (s.dst->ipv4 >> 16) + (s.dst->ipv4 & 0xFFFF);
+  w::store_be16(ip + w::ipv4::kChecksum, w::checksum_of_sum(words));
 
   uint8_t* udp = ip + w::ipv4::kHeaderLen;
   w::store_be16(udp + w::udp::kSrcPort, s.udp_src_port);

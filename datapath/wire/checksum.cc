@@ -4,20 +4,11 @@
 #include "datapath/wire/layout.h"
 
 namespace epic::wire {
-namespace {
-
-uint16_t fold(uint32_t sum) {
-  while (sum >> 16) sum = (sum & 0xFFFF) + (sum >> 16);
-  return static_cast<uint16_t>(sum);
-}
-
-}  // namespace
-
 uint16_t internet_checksum(const uint8_t* data, size_t len) {
   uint32_t sum = 0;
   for (size_t i = 0; i + 1 < len; i += 2) sum += load_be16(data + i);
   if (len & 1) sum += uint32_t{data[len - 1]} << 8;
-  return static_cast<uint16_t>(~fold(sum));
+  return checksum_of_sum(sum);
 }
 
 uint16_t ipv4_header_checksum(const uint8_t* h) {
@@ -25,13 +16,13 @@ uint16_t ipv4_header_checksum(const uint8_t* h) {
   for (size_t i = 0; i < ipv4::kHeaderLen; i += 2) {
     if (i != ipv4::kChecksum) sum += load_be16(h + i);
   }
-  return static_cast<uint16_t>(~fold(sum));
+  return checksum_of_sum(sum);
 }
 
 uint16_t checksum_update16(uint16_t checksum, uint16_t old_word, uint16_t new_word) {
   const uint32_t sum = uint32_t{static_cast<uint16_t>(~checksum)} +
                        uint32_t{static_cast<uint16_t>(~old_word)} + new_word;
-  return static_cast<uint16_t>(~fold(sum));
+  return checksum_of_sum(sum);
 }
 
 uint16_t checksum_update32(uint16_t checksum, uint32_t old_value, uint32_t new_value) {

@@ -21,6 +21,25 @@ TEST(Ipv4Checksum, HeaderWithItsChecksumSumsToZero) {
   EXPECT_EQ(internet_checksum(h.data(), h.size()), 0);
 }
 
+// The same worked example from its field values (what TranslateHeader does while writing a
+// header): 0x4500 + 0x0073 + 0 + 0x4000 + 0x4011 + 0xc0a8 + 0x0001 + 0xc0a8 + 0x00c7.
+TEST(Ipv4Checksum, FromTheSumOfItsWords) {
+  EXPECT_EQ(checksum_of_sum(0x4500 + 0x0073 + 0x4000 + 0x4011 + 0xc0a8 + 0x0001 + 0xc0a8 + 0x00c7),
+            0xb861);
+  EXPECT_EQ(checksum_of_sum(0), 0xFFFF);
+  EXPECT_EQ(checksum_of_sum(0xFFFF), 0);
+  EXPECT_EQ(checksum_of_sum(0x1FFFE), 0);  // carries fold twice: 0xFFFE + 1, then complement
+  // Random headers: the sum of the words agrees with the byte-reading checksum.
+  std::mt19937 rng(7);
+  for (int i = 0; i < 1000; ++i) {
+    auto h = kHeader;
+    for (size_t k = 0; k < h.size(); ++k) h[k] = static_cast<uint8_t>(rng());
+    uint32_t sum = 0;
+    for (size_t k = 0; k < h.size(); k += 2) sum += k == 10 ? 0 : load_be16(h.data() + k);
+    EXPECT_EQ(checksum_of_sum(sum), ipv4_header_checksum(h.data())) << i;
+  }
+}
+
 // RFC 1624: an incremental update must equal recomputing from scratch, for
 // every kind of rewrite a switch does (addresses, TOS/ECN, TTL).
 TEST(Ipv4Checksum, IncrementalUpdateEqualsRecompute) {
