@@ -59,6 +59,11 @@ struct GroupState {
   // Records ever created; 64-bit so that the ring index (collectives % history.size(), not a
   // power of two) never jumps at a wrap.
   uint64_t collectives = 0;
+  // The oldest record PSN translation still matches (a record number, < collectives once one
+  // exists): records older than it have left the ring, or every PSN of theirs lies more than
+  // 2^23 behind the group sequence's end (create_record). The records from it to the newest
+  // span less than 2^24 PSNs of every sequence, so their starts are ordered by PSN.
+  uint64_t first_kept = 0;
   std::array<uint32_t, kMaxChildren> next_send_ctrl{};  // each child's next control message PSN
   std::array<uint32_t, kMaxChildren> next_recv_ctrl{};
   uint32_t next_g_ctrl = 0;

@@ -7,6 +7,7 @@
 #include "datapath/engine/replicate_data.h"
 #include "datapath/engine/retransmission.h"
 #include "datapath/engine/translate_psn.h"
+#include "proto/vocab/collective_map.h"
 #include "proto/vocab/psn.h"
 
 namespace epic::engine::mode2 {
@@ -33,11 +34,8 @@ PacketRef announce(GroupState& g, const PacketMeta& m, Actions& a) {
     return {};
   }
   const auto d = decode_control(m.payload, m.payload_len);
-  if (!d ||
-      (d->type != CollectiveType::kBarrier && d->count == 0 &&
-       d->type != CollectiveType::kAllReduce) ||
-      ((d->type == CollectiveType::kReduce || d->type == CollectiveType::kBroadcast) &&
-       d->root >= g.config->num_ranks)) {
+  if (!d || vocab::check_collective(*d, g.config->num_ranks, g.config->pmtu) !=
+                vocab::CollectiveFault::kNone) {
     drop(g, n.drop_bad_control);
     return {};
   }

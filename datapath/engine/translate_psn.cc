@@ -4,27 +4,48 @@ namespace epic::engine {
 
 namespace {
 
+constexpr uint32_t kHalf = (vocab::kPsnMask + 1) / 2;  // PSN order is defined within 2^23
+
+const CollectiveRecord& newest(const GroupState& g, uint64_t k) {
+  return g.history[(g.collectives - 1 - k) % g.history.size()];
+}
+
 // The record holding position `psn` of one PSN sequence (a child's sends or receives, or the
 // group's). A sequence's records are contiguous — each starts where the one before it ended,
-// and the newest ends at `end`, the next record's start — so the walk from the newest stops at
-// the first record that starts at or before `psn` (measured backward from `end`). Positions
-// more than half the PSN space (2^23) behind `end` are nobody's: PSN order is only defined
-// within half the space (vocab::psn_gt). The distances back grow with every step and the walk
-// stops at the first one reaching `back` (at most 2^23): no distance before it wraps.
+// and the newest ends at `end`, the next record's start — so the k-th newest record holds
+// `psn` when it is the first, counting back from the newest, to start at or before it. Distances
+// back from `end` grow strictly with k and are exact: the records kept (first_kept onwards)
+// span less than 2^24 PSNs of every sequence (create_record). The search gallops (k = 0, 1, 3,
+// 7, ...) and then halves the last gap: one probe for the newest record, two for the one before,
+// at most 2·log2(kMaxHistory) + 1 = 25 for any packet, whatever the history holds. A position
+// at or after `end`, or more than 2^23 behind it, is nobody's.
 template <typename StartFn>
 const CollectiveRecord* find_record(const GroupState& g, uint32_t end, uint32_t psn,
                                     StartFn&& start) {
-  constexpr uint32_t kHalf = (vocab::kPsnMask + 1) / 2;
   const uint32_t back = (end - psn) & vocab::kPsnMask;  // psn = end - back
-  if (back == 0 || back > kHalf) return nullptr;        // at or after end, or too far back
-  const size_t h = g.history.size();
-  const auto known = static_cast<uint32_t>(g.collectives < h ? g.collectives : h);
-  for (uint32_t k = 0; k < known; ++k) {
-    const CollectiveRecord& rec = g.history[(g.collectives - 1 - k) % h];
-    const uint32_t rec_back = (end - start(rec)) & vocab::kPsnMask;
-    if (rec_back >= back) return &rec;  // start(rec) <= psn < the next record's start
+  if (back == 0 || back > kHalf) return nullptr;
+  const uint64_t kept = g.collectives - g.first_kept;
+  const auto holds = [&](uint64_t k) {  // the k-th newest record starts at or before psn
+    return ((end - start(newest(g, k))) & vocab::kPsnMask) >= back;
+  };
+  uint64_t lo = 0;     // records newer than lo start after psn
+  uint64_t hi = kept;  // the answer is in [lo, hi]; kept: no record holds psn
+  for (uint64_t k = 0, step = 1; k < kept; k += step, step *= 2) {
+    if (holds(k)) {
+      hi = k;
+      break;
+    }
+    lo = k + 1;
   }
-  return nullptr;  // before the oldest record kept
+  while (lo < hi) {
+    const uint64_t mid = lo + (hi - lo) / 2;
+    if (holds(mid)) {
+      hi = mid;
+    } else {
+      lo = mid + 1;
+    }
+  }
+  return hi < kept ? &newest(g, hi) : nullptr;
 }
 
 PacketRef locate_rank(const GroupState& g, size_t c, uint32_t psn, bool send) {
@@ -80,6 +101,18 @@ const CollectiveRecord* create_record(GroupState& g, const CollectiveDescriptor&
   }
   g.next_g_ctrl = vocab::psn_add(g.next_g_ctrl, 1 + int64_t{rec.shape.n_data});
   ++g.collectives;
+  // Forget the records that left the ring, and those whose every group PSN now lies more than
+  // 2^23 behind the end (the next record starts there). A record adds at most
+  // 1 + kMaxCollectivePackets PSNs to a sequence (announce refuses more), and a rank's sequence
+  // no more than the group's, so the distances compared here are exact, and the records kept
+  // span less than 2^23 + 2^22 + 1 < 2^24 PSNs of every sequence.
+  const uint64_t h = g.history.size();
+  if (g.collectives - g.first_kept > h) g.first_kept = g.collectives - h;
+  while (g.collectives - g.first_kept > 1) {
+    const CollectiveRecord& next = newest(g, g.collectives - g.first_kept - 2);
+    if (((g.next_g_ctrl - next.g_ctrl) & vocab::kPsnMask) <= kHalf) break;
+    ++g.first_kept;
+  }
   return &rec;
 }
 

@@ -6,10 +6,11 @@
 // record, control message or data packet j, its group PSN) and a packet into
 // the PSN of any child's sequence (translate_header.h writes it into the frame).
 //
-// Record access: a sequence's records are contiguous, so the lookup walks back
-// from the newest record: one step for a packet of the newest collective or a
-// PSN not announced yet, k+1 steps for a packet k collectives back, at most
-// history_records(MW) (group_instance.h). docs/mode2.md states the bound.
+// Record access: a sequence's records are contiguous, so the lookup searches back
+// from the newest record, galloping then halving: one probe for a packet of the
+// newest collective or a PSN not announced yet, two for the collective before,
+// at most 25 whatever the history (history_records(MW) records, group_instance.h).
+// docs/mode2.md states the bound.
 // Hot path: no allocation; reads the group's state, create_record() writes it.
 #pragma once
 

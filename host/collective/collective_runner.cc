@@ -29,6 +29,12 @@ bool CollectiveRunner::start(const vocab::CollectiveDescriptor& d, std::span<con
     fail("start(" + format_collective(d) + ") while " + describe(started_ - 1) + " is in progress");
     return false;
   }
+  if (const vocab::CollectiveFault f = vocab::check_collective(d, ranks_, qp_.pmtu());
+      f != vocab::CollectiveFault::kNone) {
+    fail("start(" + format_collective(d) + ") in a group of " + std::to_string(ranks_) +
+         " at path MTU " + std::to_string(qp_.pmtu()) + ": " + std::string(vocab::to_string(f)));
+    return false;
+  }
   const vocab::CollectiveShape sh = vocab::shape_of(d, ranks_, qp_.pmtu());
   const uint32_t chunk = sh.chunk_bytes;
   const uint32_t sends = sh.n_data == 0 ? 0 : sh.send_count(rank_) / sh.chunk_packets;

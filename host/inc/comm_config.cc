@@ -43,7 +43,8 @@ const std::vector<std::pair<std::string, std::string>> kKeys = {
     {"INC_RETRANSMIT_TIMEOUT_US", "soft: RC retransmission timeout (default 20000)"},
     {"INC_TIMEOUT_CODE", "verbs: RC local ACK timeout code, 4.096 us * 2^code (default 14)"},
     {"INC_RETRY_COUNT", "RC retry count 0..7 (default 7)"},
-    {"INC_MAX_COLLECTIVE_BYTES", "split calls larger than this (default 67108864)"},
+    {"INC_MAX_COLLECTIVE_BYTES",
+     "split calls larger than this (default 67108864, at most 536870912)"},
     {"INC_COPY_SEND_BYTES",
      "copy inputs up to this size so calls need not wait for upload ACKs (default 65536)"},
     {"INC_LINGER_MS", "keep acknowledging at close for this long (default 200)"},
@@ -198,8 +199,12 @@ ConfigResult config_from_pairs(const std::map<std::string, std::string>& pairs) 
       if (!v) return bad(key, value, "expected 0..7");
       t.retry_count = static_cast<uint8_t>(*v);
     } else if (key == "INC_MAX_COLLECTIVE_BYTES") {
-      auto v = parse_uint<uint64_t>(value, uint64_t{1} << 40);
-      if (!v || *v < 4096) return bad(key, value, "expected bytes >= 4096");
+      auto v = parse_uint<uint64_t>(value, vocab::kMaxCollectiveBytes);
+      if (!v || *v < 4096) {
+        return bad(key, value,
+                   "expected bytes in 4096.." + std::to_string(vocab::kMaxCollectiveBytes) +
+                       " (a collective has at most 2^22 packets: vocab::kMaxCollectivePackets)");
+      }
       c.max_collective_bytes = static_cast<size_t>(*v);
     } else if (key == "INC_COPY_SEND_BYTES") {
       auto v = parse_uint<uint64_t>(value, uint64_t{1} << 32);

@@ -43,7 +43,8 @@ struct CommConfig {
   // A wait gives up when no collective finished for this long, with a report
   // of what the rank still waits for (direction and PSN).
   std::chrono::milliseconds timeout{30000};
-  // Calls larger than this are split into several collectives.
+  // Calls larger than this are split into several collectives (at most
+  // vocab::kMaxCollectiveBytes: a collective of more packets is refused by the switch).
   size_t max_collective_bytes = size_t{64} << 20;
   // Blocking and non-blocking calls copy inputs up to this size, so that they
   // complete when the results are in rather than when the switch has also

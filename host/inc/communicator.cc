@@ -137,9 +137,11 @@ Request Communicator::post(CollectiveType type, DType t, ReduceOp op, uint16_t r
   // ReduceScatter's input and AllGather's result) within max_collective_bytes.
   const bool per_rank_chunks =
       type == CollectiveType::kReduceScatter || type == CollectiveType::kAllGather;
-  size_t piece =
-      std::max<size_t>(1, config_.max_collective_bytes / esz / (per_rank_chunks ? R : 1));
-  piece = std::min<size_t>(piece, std::numeric_limits<uint32_t>::max());
+  // Never above vocab::kMaxCollectiveBytes, whatever the configuration: the switch refuses a
+  // collective of more than kMaxCollectivePackets packets.
+  const size_t max_bytes =
+      std::min<uint64_t>(config_.max_collective_bytes, vocab::kMaxCollectiveBytes);
+  const size_t piece = std::max<size_t>(1, max_bytes / esz / (per_rank_chunks ? R : 1));
   if (type == CollectiveType::kBarrier) {
     o.pieces.push_back({vocab::CollectiveDescriptor{type, t, op, 0, 0}, nullptr, 0, nullptr, 0});
   } else {

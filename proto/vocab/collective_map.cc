@@ -1,5 +1,7 @@
 #include "proto/vocab/collective_map.h"
 
+#include "proto/vocab/limits.h"
+
 namespace epic::vocab {
 
 CollectiveShape shape_of(const CollectiveDescriptor& d, uint16_t ranks, uint16_t pmtu) {
@@ -12,6 +14,38 @@ CollectiveShape shape_of(const CollectiveDescriptor& d, uint16_t ranks, uint16_t
   s.chunk_packets = (s.chunk_bytes + pmtu - 1) / pmtu;
   s.n_data = s.chunked() ? s.chunk_packets * ranks : s.chunk_packets;
   return s;
+}
+
+CollectiveFault check_collective(const CollectiveDescriptor& d, uint16_t ranks, uint16_t pmtu) {
+  if (d.type == CollectiveType::kBarrier) return CollectiveFault::kNone;
+  if (d.count == 0 && d.type != CollectiveType::kAllReduce) return CollectiveFault::kNoElements;
+  if ((d.type == CollectiveType::kReduce || d.type == CollectiveType::kBroadcast) &&
+      d.root >= ranks) {
+    return CollectiveFault::kRootNotARank;
+  }
+  // In 64 bits: shape_of's 32-bit fields are only meaningful for a collective that fits.
+  const uint64_t chunk_bytes = uint64_t{d.count} * wire_bytes(d.dtype);
+  const uint64_t unit = pmtu == 0 ? 1 : pmtu;  // a path MTU of 0 is no MTU: the worst case
+  const uint64_t chunk_packets = (chunk_bytes + unit - 1) / unit;
+  const bool chunked =
+      d.type == CollectiveType::kReduceScatter || d.type == CollectiveType::kAllGather;
+  const uint64_t n_data = chunked ? chunk_packets * ranks : chunk_packets;
+  if (chunk_bytes > UINT32_MAX || n_data > kMaxCollectivePackets) return CollectiveFault::kTooLarge;
+  return CollectiveFault::kNone;
+}
+
+std::string_view to_string(CollectiveFault f) {
+  switch (f) {
+    case CollectiveFault::kNone:
+      return "runnable";
+    case CollectiveFault::kNoElements:
+      return "no elements (only an AllReduce or a Barrier may be empty)";
+    case CollectiveFault::kRootNotARank:
+      return "the root is not a rank of the group";
+    case CollectiveFault::kTooLarge:
+      return "more data packets than a collective may have (vocab::kMaxCollectivePackets = 2^22)";
+  }
+  return "invalid";
 }
 
 bool CollectiveShape::sends(uint32_t j, uint16_t rank) const {

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 #include "proto/vocab/collective.h"
 
@@ -56,5 +57,14 @@ struct CollectiveShape {
 };
 
 CollectiveShape shape_of(const CollectiveDescriptor& d, uint16_t ranks, uint16_t pmtu);
+
+// Why a descriptor cannot run in a group of `ranks` at path MTU `pmtu` (kNone: it can): no
+// elements where it needs some (only an AllReduce and a Barrier may be empty), a root that is
+// not a rank, or more than kMaxCollectivePackets data packets (limits.h; a chunk of 2^32 bytes
+// or more is too large at any MTU). The switch checks every collective it is announced (a
+// refused one is drop_bad_control); the rank library before it announces one.
+enum class CollectiveFault : uint8_t { kNone, kNoElements, kRootNotARank, kTooLarge };
+CollectiveFault check_collective(const CollectiveDescriptor& d, uint16_t ranks, uint16_t pmtu);
+std::string_view to_string(CollectiveFault f);
 
 }  // namespace epic::vocab

@@ -30,6 +30,16 @@ constexpr bool valid_pmtu(uint32_t pmtu) {
   return pmtu >= kMinPmtu && pmtu <= kMaxPmtu && (pmtu & (pmtu - 1)) == 0;
 }
 
+// Data packets of one collective in the group PSN space (and so in any rank's sequence, which
+// holds no more of them): a quarter of the 24-bit PSN space at most, so that the packets of the
+// collectives a switch remembers stay ordered by PSN (order is defined within half the space).
+// The switch refuses a control message announcing more (drop_bad_control).
+inline constexpr uint32_t kMaxCollectivePackets = 1u << 22;
+// The largest buffer libinc moves in one collective (it splits larger calls): half of
+// kMaxCollectivePackets at the smallest path MTU, so that whatever the MTU and the group size
+// (ReduceScatter and AllGather round each rank's chunk up to whole packets) the collective fits.
+inline constexpr uint64_t kMaxCollectiveBytes = uint64_t{kMaxCollectivePackets / 2} * kMinPmtu;
+
 // QPNs are 24-bit; QPN 0 and 1 are special (SMI, GSI/management).
 inline constexpr uint32_t kQpnLimit = 1u << 24;
 // Virtual QPNs the manager hands out on a switch's INC address: [kFirstVirtualQpn, 2^24).

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "datapath/engine/mode2_engine.h"
+#include "proto/vocab/limits.h"
 #include "tests/unit/datapath/engine/engine_test_util.h"
 
 namespace epic::engine {
@@ -47,7 +48,16 @@ TEST(Mode2BadInput, EachReasonCountedAndOtherGroupsUntouched) {
   feed(frame(0x1000, w::op::kSendOnly, 101, std::vector<uint8_t>(256)));  // data before control
   feed(frame(0x1000, w::op::kSendOnly, 100 + 5000, std::vector<uint8_t>(256)));  // far outside
   feed(frame(0x1000, w::op::kSendOnlyImm, 100, std::vector<uint8_t>(16, 1),
-             kControlImm));                                                // bad control
+             kControlImm));  // bad control
+  // One int32 more than 2^22 packets' worth at the group's path MTU: refused, not announced.
+  const uint32_t too_many = vocab::kMaxCollectivePackets * (group(0x1000).pmtu / 4) + 1;
+  feed(frame(0x1000, w::op::kSendOnlyImm, 100,
+             control({CollectiveType::kAllReduce, vocab::DType::kInt32, vocab::ReduceOp::kSum, 0,
+                      too_many}),
+             kControlImm));  // bad control: too large
+  feed(frame(0x1000, w::op::kSendOnlyImm, 100,
+             control({CollectiveType::kReduce, vocab::DType::kInt32, vocab::ReduceOp::kSum, 2, 64}),
+             kControlImm));  // bad control: root 2 of a group of 2
   feed(frame(0x1000, w::op::kWriteOnly, 100, std::vector<uint8_t>(16)));   // unsupported opcode
   feed(frame(0x1000, w::op::kSendOnlyImm, 100, control(d), kControlImm));  // valid control
   feed(frame(0x1000, w::op::kSendOnly, 101, std::vector<uint8_t>(100)));   // wrong length
@@ -59,7 +69,7 @@ TEST(Mode2BadInput, EachReasonCountedAndOtherGroupsUntouched) {
   EXPECT_EQ(c.drop_parse - before.drop_parse, 1u);
   EXPECT_EQ(c.drop_no_route - before.drop_no_route, 1u);
   EXPECT_EQ(c.drop_data_before_control - before.drop_data_before_control, 2u);
-  EXPECT_EQ(c.drop_bad_control - before.drop_bad_control, 2u);
+  EXPECT_EQ(c.drop_bad_control - before.drop_bad_control, 4u);
   EXPECT_EQ(c.drop_unsupported - before.drop_unsupported, 1u);
   EXPECT_EQ(c.drop_inconsistent - before.drop_inconsistent, 1u);
   EXPECT_EQ(c.upward_accepted - before.upward_accepted, 1u);  // only the valid control message

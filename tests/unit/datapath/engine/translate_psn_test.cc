@@ -524,6 +524,132 @@ TEST(TranslatePsnHistory, ThePacketsOfAnOverwrittenRecordAreNobodys) {
   }
 }
 
+// --- a full history: every packet of every record kept, found --------------------------------
+//
+// Window 2048 keeps kMaxHistory = 4096 records. 4146 collectives, each an AllReduce of 0..3
+// packets, an AllGather of one packet per chunk or a Barrier, chosen by a fixed LCG; the
+// expected sequences come from the primitives' layout worked by hand (not from the module):
+//   AllReduce of n packets: group 1 + n, rank 0's sends 1 + n, rank 4's receives 1 + n;
+//   AllGather, 5 chunks of 1 packet: group 1 + 5, rank 0 sends 1 + 1 (chunk 0), rank 4
+//     receives 1 + 4 (chunks 0..3);
+//   Barrier: 1 each.
+// Every PSN of the 4096 newest records maps to its record, control message and packet; every
+// PSN of the 50 overwritten ones is nobody's.
+
+TEST(TranslatePsnHistory, EveryPacketOfAFullHistoryIsFound) {
+  constexpr uint32_t s = 0xFF0000;  // the history straddles the wrap
+  TestGroup t = make_group(s, 2048);
+  GroupState& g = t.g();
+  ASSERT_EQ(g.history.size(), size_t{kMaxHistory});
+  struct Expect {
+    const CollectiveRecord* rec;
+    std::array<uint32_t, 3> start;  // group, rank 0's sends, rank 4's receives
+    std::array<uint32_t, 3> len;
+    bool allgather;
+  };
+  std::vector<Expect> all;
+  std::array<uint32_t, 3> next{s, s, s};
+  uint32_t lcg = 12345;
+  for (int i = 0; i < int{kMaxHistory} + 50; ++i) {
+    lcg = lcg * 1103515245u + 12345u;
+    const uint32_t pick = (lcg >> 16) % 6;
+    Expect e{};
+    if (pick < 4) {
+      e.rec = create_record(g, desc(CT::kAllReduce, 64 * pick));
+      e.len = {1 + pick, 1 + pick, 1 + pick};
+    } else if (pick == 4) {
+      e.rec = create_record(g, desc(CT::kAllGather, 32));
+      e.len = {6, 2, 5};
+      e.allgather = true;
+    } else {
+      e.rec = create_record(g, desc(CT::kBarrier, 0));
+      e.len = {1, 1, 1};
+    }
+    e.start = next;
+    for (size_t q = 0; q < 3; ++q) next[q] = at(next[q], e.len[q]);
+    all.push_back(e);
+  }
+  ASSERT_EQ(g.next_g_ctrl, next[0]);
+  for (size_t i = 0; i < all.size(); ++i) {
+    const Expect& e = all[i];
+    const bool kept = i >= all.size() - kMaxHistory;
+    for (size_t q = 0; q < 3; ++q) {
+      for (uint32_t off = 0; off < e.len[q]; ++off) {
+        const uint32_t psn = at(e.start[q], off);
+        const PacketRef ref = q == 0   ? locate_group(g, psn)
+                              : q == 1 ? locate_send(g, 0, psn)
+                                       : locate_recv(g, 2, psn);
+        if (!kept) {
+          ASSERT_FALSE(ref.known()) << "record " << i << " sequence " << q << " +" << off;
+          continue;
+        }
+        ASSERT_TRUE(ref.known()) << "record " << i << " sequence " << q << " +" << off;
+        ASSERT_EQ(ref.record, e.rec) << "record " << i << " sequence " << q << " +" << off;
+        ASSERT_EQ(ref.control, off == 0);
+        if (off > 0) {
+          // AllGather: rank 0 sends chunk 0 (j 0); rank 4 receives chunks 0..3 (j = off - 1).
+          ASSERT_EQ(ref.j, e.allgather && q == 1 ? 0u : off - 1);
+        }
+      }
+    }
+  }
+}
+
+// --- records that span more than the PSN space are forgotten ----------------------------------
+//
+// Window 8 keeps 18 records. Announced, oldest first: 3 Barriers; AllReduces of 2^22 - 5 and
+// 3 x (2^22 - 1) packets (2^22 - 4 and 2^22 PSNs each); 9 Barriers. Counted back from the end,
+// the record starts lie 1..9 (the Barriers), 9 + 2^22, 9 + 2^23, 9 + 3·2^22, 2^24 + 5 and
+// 2^24 + 6..8 PSNs behind: the distances of the oldest wrap past 2^24. A search over all 16
+// records would meet the wrapped distances (the oldest Barrier's start reads as 8 back, before
+// the newest 9th-back Barrier) and lose packets of the newest records; the module keeps only the
+// records with a PSN within 2^23 of the end (the newest 11), so the order it searches is exact.
+
+TEST(TranslatePsnHistory, RecordsWhosePsnsAreAllHalfTheSpaceBackAreForgotten) {
+  constexpr uint32_t k22 = 1u << 22;
+  for (const uint32_t s : {0u, 0x800000u}) {
+    SCOPED_TRACE(s);
+    TestGroup t = make_group(s, 8);
+    GroupState& g = t.g();
+    ASSERT_EQ(g.history.size(), 18u);
+    std::vector<const CollectiveRecord*> recs;  // oldest first
+    for (int i = 0; i < 3; ++i) recs.push_back(create_record(g, desc(CT::kBarrier, 0)));
+    recs.push_back(create_record(g, desc(CT::kAllReduce, 64 * (k22 - 5))));
+    for (int i = 0; i < 3; ++i)
+      recs.push_back(create_record(g, desc(CT::kAllReduce, 64 * (k22 - 1))));
+    for (int i = 0; i < 9; ++i) recs.push_back(create_record(g, desc(CT::kBarrier, 0)));
+    const uint32_t end = g.next_g_ctrl;
+    ASSERT_EQ(end, at(s, 3 + (k22 - 4) + 3 * k22 + 9));
+    EXPECT_EQ(g.collectives - g.first_kept, 11u);
+    // The 9 newest Barriers: 1..9 back.
+    for (uint32_t back = 1; back <= 9; ++back) {
+      for (const PacketRef& ref :
+           {locate_group(g, at(end, -int64_t{back})), locate_send(g, 0, at(end, -int64_t{back})),
+            locate_recv(g, 2, at(end, -int64_t{back}))}) {
+        ASSERT_TRUE(ref.known()) << back;
+        EXPECT_EQ(ref.record, recs[16 - back]);
+        EXPECT_TRUE(ref.control);
+      }
+    }
+    // The newest big AllReduce: control 9 + 2^22 back, its last packet 10 back.
+    const PacketRef big_ctrl = locate_group(g, at(end, -(9 + int64_t{k22})));
+    ASSERT_TRUE(big_ctrl.known());
+    EXPECT_EQ(big_ctrl.record, recs[6]);
+    EXPECT_TRUE(big_ctrl.control);
+    const PacketRef big_last = locate_send(g, 0, at(end, -10));
+    ASSERT_TRUE(big_last.known());
+    EXPECT_EQ(big_last.record, recs[6]);
+    EXPECT_EQ(big_last.j, k22 - 2);
+    // The one before: its packets up to exactly 2^23 back are found, its control message
+    // (9 + 2^23 back) is nobody's.
+    const PacketRef half = locate_recv(g, 2, at(end, -int64_t{1u << 23}));
+    ASSERT_TRUE(half.known());
+    EXPECT_EQ(half.record, recs[5]);
+    EXPECT_EQ(half.j, 8u);  // control at 9 + 2^23 back, data j at 8 + 2^23 - j back
+    EXPECT_FALSE(locate_group(g, at(end, -(9 + int64_t{1u << 23}))).known());
+  }
+}
+
 // --- more than 2^23 back ----------------------------------------------------------------------
 //
 // One AllReduce of 2^23 + 10 packets (64 * (2^23 + 10) int32): the control message at S, data j

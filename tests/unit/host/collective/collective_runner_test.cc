@@ -283,6 +283,26 @@ TEST_F(Fixture, RetryExceededIsReportedWithTheCompletionStatusAndTheDump) {
   EXPECT_NE(e.find(" state=ERROR next_send_psn="), std::string::npos) << e;
 }
 
+// Refused before anything is posted, with the reason (vocab::check_collective): the switch
+// would drop the control message. 2^22 packets of 256 bytes are 2^28 int32; one more is too many.
+TEST_F(Fixture, ACollectiveTheSwitchWouldRefuseIsRefusedWithItsReason) {
+  make(0, 2);
+  std::vector<uint8_t> none;
+  const CollectiveDescriptor big{CollectiveType::kAllReduce, DType::kInt32, ReduceOp::kSum, 0,
+                                 (1u << 28) + 1};
+  EXPECT_FALSE(runner->start(big, none, none));
+  EXPECT_NE(runner->error().find("in a group of 2 at path MTU 256: more data packets than"),
+            std::string::npos)
+      << runner->error();
+  EXPECT_EQ(runner->started(), 0u);
+  make(0, 2);
+  const CollectiveDescriptor rootless{CollectiveType::kBroadcast, DType::kInt32, ReduceOp::kSum, 2,
+                                      4};
+  EXPECT_FALSE(runner->start(rootless, none, none));
+  EXPECT_NE(runner->error().find("the root is not a rank of the group"), std::string::npos)
+      << runner->error();
+}
+
 TEST_F(Fixture, ShortBuffersAndAStartWhileBusyAreRefused) {
   make(0, 2);
   const CollectiveDescriptor d{CollectiveType::kAllGather, DType::kInt32, ReduceOp::kSum, 0, 4};

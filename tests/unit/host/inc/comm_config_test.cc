@@ -59,6 +59,20 @@ TEST(CommConfig, EachBadValueIsNamedWithItsKey) {
   }
 }
 
+TEST(CommConfig, TheLargestCollectiveIsTheProtocolsCap) {
+  auto pairs = soft_rank();
+  pairs["INC_MAX_COLLECTIVE_BYTES"] = "536870912";  // 2^29 = 2^21 packets of 256 bytes
+  const ConfigResult r = config_from_pairs(pairs);
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.config.max_collective_bytes, size_t{1} << 29);
+  pairs["INC_MAX_COLLECTIVE_BYTES"] = "536870913";
+  const ConfigResult too = config_from_pairs(pairs);
+  EXPECT_EQ(
+      too.error.rfind("INC_MAX_COLLECTIVE_BYTES=536870913: expected bytes in 4096..536870912", 0),
+      0u)
+      << too.error;
+}
+
 TEST(CommConfig, MissingAndInconsistentKeys) {
   auto p = soft_rank();
   p.erase("INC_RANK");

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "proto/vocab/limits.h"
+
 namespace epic::vocab {
 namespace {
 
@@ -65,6 +67,69 @@ TEST(CollectiveMap, PacketCountsAndLengths) {
   EXPECT_FALSE(ag.multi_source());
   EXPECT_EQ(ag.recv_count(1), 2u);  // chunks 0 and 2
   EXPECT_EQ(ag.recv_item(1, 1), 2u);
+}
+
+// What a group may run: the numbers below are worked by hand from the limit (2^22 data packets)
+// and the element sizes (fp32 4 bytes, bf16 2), not from the functions under test.
+TEST(CollectiveMap, CheckCollectiveRefusesWhatCannotRun) {
+  using F = CollectiveFault;
+  const auto d = [](CollectiveType t, DType dt, uint32_t count, uint16_t root = 0) {
+    return CollectiveDescriptor{t, dt, ReduceOp::kSum, root, count};
+  };
+  // 2^22 packets of 256 bytes = 2^28 fp32 elements: the largest AllReduce at MTU 256.
+  EXPECT_EQ(check_collective(d(CollectiveType::kAllReduce, DType::kFp32, 1u << 28), 8, 256),
+            F::kNone);
+  EXPECT_EQ(check_collective(d(CollectiveType::kAllReduce, DType::kFp32, (1u << 28) + 1), 8, 256),
+            F::kTooLarge);  // one element more is one packet more
+  // At MTU 4096 the same 2^28 elements are 2^18 packets; 2^30 fp32 would be 2^20 packets, but
+  // 2^32 bytes do not fit a chunk's 32-bit length.
+  EXPECT_EQ(check_collective(d(CollectiveType::kReduce, DType::kFp32, 1u << 28), 8, 4096),
+            F::kNone);
+  EXPECT_EQ(check_collective(d(CollectiveType::kReduce, DType::kFp32, 1u << 30), 8, 4096),
+            F::kTooLarge);
+  // ReduceScatter/AllGather: ranks x packets per chunk. 1024 ranks x 4096 packets = 2^22.
+  const uint32_t per_chunk = 4096 * 1024 / 2;  // bf16 elements in 4096 packets of 1024 bytes
+  EXPECT_EQ(check_collective(d(CollectiveType::kAllGather, DType::kBf16, per_chunk), 1024, 1024),
+            F::kNone);
+  EXPECT_EQ(check_collective(d(CollectiveType::kAllGather, DType::kBf16, per_chunk), 1025, 1024),
+            F::kTooLarge);
+  EXPECT_EQ(
+      check_collective(d(CollectiveType::kReduceScatter, DType::kBf16, per_chunk + 1), 1024, 1024),
+      F::kTooLarge);  // a chunk rounds up to 4097 packets
+  // Empty collectives: only AllReduce and Barrier.
+  EXPECT_EQ(check_collective(d(CollectiveType::kAllReduce, DType::kFp32, 0), 4, 1024), F::kNone);
+  EXPECT_EQ(check_collective(d(CollectiveType::kBarrier, DType::kFp32, 0), 4, 1024), F::kNone);
+  for (CollectiveType t : {CollectiveType::kReduce, CollectiveType::kBroadcast,
+                           CollectiveType::kReduceScatter, CollectiveType::kAllGather}) {
+    EXPECT_EQ(check_collective(d(t, DType::kFp32, 0), 4, 1024), F::kNoElements) << to_string(t);
+  }
+  // Roots: Reduce and Broadcast only, and below the group's size.
+  EXPECT_EQ(check_collective(d(CollectiveType::kBroadcast, DType::kFp32, 1, 3), 4, 1024), F::kNone);
+  EXPECT_EQ(check_collective(d(CollectiveType::kBroadcast, DType::kFp32, 1, 4), 4, 1024),
+            F::kRootNotARank);
+  EXPECT_EQ(check_collective(d(CollectiveType::kReduce, DType::kFp32, 1, 65535), 4, 1024),
+            F::kRootNotARank);
+  EXPECT_EQ(check_collective(d(CollectiveType::kAllReduce, DType::kFp32, 1, 9), 4, 1024), F::kNone);
+  EXPECT_NE(to_string(F::kTooLarge).find("2^22"), std::string_view::npos);
+}
+
+// libinc's split size keeps every collective within the packet limit at any MTU and group size.
+TEST(CollectiveMap, TheLargestBufferLibincMovesFitsAtAnyMtu) {
+  for (uint16_t pmtu : {256, 4096}) {
+    for (uint16_t ranks : {uint16_t{1}, uint16_t{1000}, uint16_t{65535}}) {
+      const auto all = static_cast<uint32_t>(kMaxCollectiveBytes / 2);  // bf16 elements
+      EXPECT_EQ(check_collective({CollectiveType::kAllReduce, DType::kBf16, ReduceOp::kSum, 0, all},
+                                 ranks, pmtu),
+                CollectiveFault::kNone);
+      // ReduceScatter: the whole input is ranks chunks, each rounded up to whole packets.
+      const uint32_t chunk = all / ranks;
+      EXPECT_EQ(
+          check_collective({CollectiveType::kReduceScatter, DType::kBf16, ReduceOp::kSum, 0, chunk},
+                           ranks, pmtu),
+          CollectiveFault::kNone)
+          << pmtu << " " << ranks;
+    }
+  }
 }
 
 TEST(CollectiveMap, ControlMessageRoundTripsAndRejectsGarbage) {
