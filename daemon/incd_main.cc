@@ -134,7 +134,9 @@ int main(int argc, char** argv) {
                  "this switch's id at inc-manager; replaces manager.switch_id");
   app.add_flag("--check", check, "validate the configuration, print a summary and exit");
   app.add_flag("--print-eal-args", print_eal, "print the DPDK EAL arguments and exit");
-  app.add_option("--log-level", log_level, "override log.level (trace|debug|info|warn|error)");
+  app.add_option("--log-level", log_level,
+                 "override log.level (trace|debug|info|warn|error|critical|off)")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
   app.set_version_flag("--version", "incd 0.1.0");
   CLI11_PARSE(app, argc, argv);
 

@@ -29,6 +29,9 @@ int main(int argc, char** argv) {
   std::string topology_file, tenants_file, edge_disjoint = "prefer", log_level = "info";
   uint64_t reclaim_idle_ms = 0, max_queue_wait_ms = 60'000, rendezvous_ms = 60'000;
   uint64_t heartbeat_timeout_ms = 10'000, switch_grace_ms = 600'000, install_timeout_ms = 15'000;
+  // Every duration flag is checked against a range (a negative number must not wrap to 2^64):
+  // at most 30 days.
+  constexpr uint64_t kMaxMs = 30ull * 24 * 3600 * 1000;
 
   CLI::App app{
       "inc-manager: EPIC's control plane — rank rendezvous, IncTrees, INC memory grants, "
@@ -51,22 +54,28 @@ int main(int argc, char** argv) {
   app.add_option("--reclaim-idle-ms", reclaim_idle_ms,
                  "Temporal Mux: reclaim the slots of groups idle this long for groups that do "
                  "not fit; 0: never reclaim")
+      ->check(CLI::Range(uint64_t{0}, kMaxMs))
       ->capture_default_str();
   app.add_option("--max-queue-wait-ms", max_queue_wait_ms,
                  "cap on a join's queue_timeout_ms while it waits for INC memory")
+      ->check(CLI::Range(uint64_t{0}, kMaxMs))
       ->capture_default_str();
   app.add_option("--rendezvous-timeout-ms", rendezvous_ms,
                  "a group whose ranks have not all joined within this fails")
+      ->check(CLI::Range(uint64_t{1}, kMaxMs))
       ->capture_default_str();
   app.add_option("--heartbeat-timeout-ms", heartbeat_timeout_ms,
                  "close an agent stream silent this long (the switch keeps its groups)")
+      ->check(CLI::Range(uint64_t{100}, kMaxMs))
       ->capture_default_str();
   app.add_option("--switch-grace-ms", switch_grace_ms,
                  "remove a switch (breaking its groups) only after its agent has been away this "
                  "long; 0: never")
+      ->check(CLI::Range(uint64_t{0}, kMaxMs))
       ->capture_default_str();
   app.add_option("--install-timeout-ms", install_timeout_ms,
                  "roll back an install not acknowledged by every agent within this")
+      ->check(CLI::Range(uint64_t{1}, kMaxMs))
       ->capture_default_str();
   app.add_option("--tls-cert", o.tls.cert, "server certificate chain (PEM)");
   app.add_option("--tls-key", o.tls.key, "server private key (PEM)");

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "manager/service/grpc_services.h"
+#include "manager/service/listen_address.h"
 
 namespace epic::manager::service {
 namespace {
@@ -78,6 +79,9 @@ ManagerServer::ManagerServer(ServerOptions options, std::shared_ptr<spdlog::logg
 Result<std::unique_ptr<ManagerServer>> ManagerServer::start(ServerOptions options,
                                                             std::shared_ptr<spdlog::logger> log,
                                                             Clock clock) {
+  if (std::string bad = check_listen_address(options.listen); !bad.empty()) {
+    return make_error(ErrorCode::kInvalidArgument, bad);
+  }
   auto creds = credentials(options);
   if (!creds.ok()) return creds.error();
   std::unique_ptr<ManagerServer> s(new ManagerServer(std::move(options), log, std::move(clock)));
@@ -86,12 +90,18 @@ Result<std::unique_ptr<ManagerServer>> ManagerServer::start(ServerOptions option
   s->manager_api_ = std::make_unique<ManagerApi>(s->io_, s->controller_, s->clock_);
   s->agent_api_ = std::make_unique<AgentApi>(s->io_, s->controller_, s->clock_);
   grpc::ServerBuilder builder;
+  // One manager per address: without this gRPC sets SO_REUSEPORT and a second manager would
+  // share the port (split brain), each with its own state.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.AddListeningPort(s->options_.listen, creds.value(), &s->port_);
   builder.RegisterService(s->manager_api_.get());
   builder.RegisterService(s->agent_api_.get());
   s->server_ = builder.BuildAndStart();
   if (!s->server_) {
-    return make_error(ErrorCode::kUnavailable, "cannot listen on " + s->options_.listen);
+    return make_error(ErrorCode::kUnavailable,
+                      "cannot listen on " + s->options_.listen +
+                          ": the address is in use (another inc-manager?) or not one of this "
+                          "host's");
   }
   s->schedule_tick();
   s->thread_ = std::thread([io = &s->io_] {

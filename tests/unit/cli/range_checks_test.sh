@@ -1,0 +1,39 @@
+#!/bin/sh
+# Command-line values out of range are refused at start, with a message naming the value (issue
+# 16, "Inputs"): incd's --log-level, inc-manager's durations (a negative number must not wrap to
+# 2^64) and its --listen port. No daemon is left running: every case is refused before it binds
+# or starts anything (each run is bounded by `timeout` all the same).
+# usage: range_checks_test.sh PATH/TO/incd PATH/TO/inc-manager CONFIG.yaml
+set -u
+incd=$1 manager=$2 config=$3
+fails=0
+sock=${TMPDIR:-/tmp}/epic-cli-$$.sock
+
+# case STATUS TEXT CMD...: CMD exits STATUS and says TEXT.
+case_() {
+  want=$1 text=$2
+  shift 2
+  out=$(timeout 10 "$@" 2>&1)
+  got=$?
+  if [ "$got" -ne "$want" ] || ! printf '%s' "$out" | grep -qF -- "$text"; then
+    printf 'FAIL: %s\n  exit %s (want %s), wanted "%s" in:\n%s\n' "$*" "$got" "$want" "$text" "$out"
+    fails=$((fails + 1))
+  fi
+}
+
+case_ 105 "--log-level: bogus not in {trace,debug,info,warn,error,critical,off}" \
+  "$incd" -c "$config" --check --log-level bogus
+case_ 0 "is valid" "$incd" -c "$config" --check --log-level off
+for flag in --heartbeat-timeout-ms --install-timeout-ms --rendezvous-timeout-ms \
+            --switch-grace-ms --reclaim-idle-ms --max-queue-wait-ms; do
+  case_ 105 "$flag: Value -5 not in range" "$manager" --listen "unix:$sock" "$flag" -5
+done
+case_ 105 "--heartbeat-timeout-ms: Value 99 not in range 100 to 2592000000" \
+  "$manager" --listen "unix:$sock" --heartbeat-timeout-ms 99
+case_ 1 "--listen 127.0.0.1:99999: the port must be a number in 0..65535" \
+  "$manager" --listen 127.0.0.1:99999
+case_ 1 "--listen unix:: the unix socket path is empty" "$manager" --listen unix:
+rm -f "$sock"
+
+[ "$fails" -eq 0 ] && echo "range_checks: every case refused as expected"
+[ "$fails" -eq 0 ]
