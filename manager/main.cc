@@ -106,6 +106,13 @@ int main(int argc, char** argv) {
     auto& v = d.value();
     s.declared.links.insert(s.declared.links.end(), v.links.begin(), v.links.end());
     s.declared.ranks.insert(s.declared.ranks.end(), v.ranks.begin(), v.ranks.end());
+    for (const auto& t : v.tenants) {  // one declaration per tenant, across the files too
+      for (const auto& seen : s.declared.tenants) {
+        if (seen.name == t.name) {
+          return fail(file + ": tenant '" + t.name + "' is also declared in " + topology_file);
+        }
+      }
+    }
     s.declared.tenants.insert(s.declared.tenants.end(), v.tenants.begin(), v.tenants.end());
     s.declared.speeds.links.insert(v.speeds.links.begin(), v.speeds.links.end());
     s.declared.speeds.ranks.insert(v.speeds.ranks.begin(), v.speeds.ranks.end());

@@ -240,10 +240,17 @@ Result<Tenant> tenant_from(std::string_view field, const pb::Tenant& t) {
   }
   if (q.has_max_bytes_per_switch()) out.quota.max_bytes_per_switch = q.max_bytes_per_switch();
   if (q.has_max_bytes_total()) out.quota.max_bytes_total = q.max_bytes_total();
-  if (q.has_max_groups()) out.quota.max_groups = q.max_groups();
+  if (q.has_max_groups()) {
+    if (q.max_groups() == 0) {
+      return invalid(join_path(field, "quota.max_groups"),
+                     "must be >= 1 when set (leave it out for no limit)");
+    }
+    out.quota.max_groups = q.max_groups();
+  }
   if (q.has_max_ranks_per_group()) {
     if (q.max_ranks_per_group() == 0) {
-      return invalid(join_path(field, "quota.max_ranks_per_group"), "must be >= 1 when set");
+      return invalid(join_path(field, "quota.max_ranks_per_group"),
+                     "must be >= 1 when set (leave it out for no limit)");
     }
     out.quota.max_ranks_per_group = q.max_ranks_per_group();
   }

@@ -164,6 +164,7 @@ Status parse_ranks(const Context& c, const YAML::Node& ranks, Declared& out) {
 
 Status parse_tenants(const Context& c, const YAML::Node& tenants, Declared& out) {
   if (!tenants.IsSequence()) return c.error("tenants", "expected a list");
+  const size_t first = out.tenants.size();
   for (size_t i = 0; i < tenants.size(); ++i) {
     const std::string path = "tenants[" + std::to_string(i) + "]";
     const YAML::Node& n = tenants[i];
@@ -214,6 +215,12 @@ Status parse_tenants(const Context& c, const YAML::Node& tenants, Declared& out)
         auto v = number<uint64_t>(c, kv.second, path + ".reserved_bytes." + sw);
         if (!v.ok()) return v.error();
         (*t.mutable_reserved_bytes())[sw] = v.value();
+      }
+    }
+    for (size_t k = first; k < out.tenants.size(); ++k) {
+      if (out.tenants[k].name == t.name()) {  // never silently the second one
+        return c.error(path + ".name", "'" + t.name() + "' is declared twice (also tenants[" +
+                                           std::to_string(k - first) + "])");
       }
     }
     auto tenant = tenant_from("", t);

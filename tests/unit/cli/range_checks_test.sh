@@ -1,8 +1,8 @@
 #!/bin/sh
 # Command-line values out of range are refused at start, with a message naming the value (issue
 # 16, "Inputs"): incd's --log-level, inc-manager's durations (a negative number must not wrap to
-# 2^64) and its --listen port. No daemon is left running: every case is refused before it binds
-# or starts anything (each run is bounded by `timeout` all the same).
+# 2^64), its --listen port and a tenant declared twice. No daemon is left running: every case
+# is refused before it binds or starts anything (each run is bounded by `timeout` as well).
 # usage: range_checks_test.sh PATH/TO/incd PATH/TO/inc-manager CONFIG.yaml
 set -u
 incd=$1 manager=$2 config=$3
@@ -33,7 +33,13 @@ case_ 105 "--heartbeat-timeout-ms: Value 99 not in range 100 to 2592000000" \
 case_ 1 "--listen 127.0.0.1:99999: the port must be a number in 0..65535" \
   "$manager" --listen 127.0.0.1:99999
 case_ 1 "--listen unix:: the unix socket path is empty" "$manager" --listen unix:
-rm -f "$sock"
+# A tenant declared in both files: refused, never the second kept silently.
+dir=$(mktemp -d)
+trap 'rm -rf "$dir" "$sock"' EXIT
+printf 'tenants: [{name: t, max_groups: 2}]\n' >"$dir/fabric.yaml"
+printf 'tenants: [{name: t, max_groups: 9}]\n' >"$dir/tenants.yaml"
+case_ 1 "$dir/tenants.yaml: tenant 't' is also declared in $dir/fabric.yaml" \
+  "$manager" --listen "unix:$sock" --topology "$dir/fabric.yaml" --tenants "$dir/tenants.yaml"
 
 [ "$fails" -eq 0 ] && echo "range_checks: every case refused as expected"
 [ "$fails" -eq 0 ]

@@ -131,6 +131,11 @@ TEST(TopologyFileTest, ErrorsNameTheFileAndTheEntry) {
       {"links: [{a: leaf0, b: spine0:d0}]", "f.yaml: links[0]: a: 'leaf0' is not SWITCH:PORT"},
       {"ranks: [{ipv4: 10.0.0, mac: '02:00:00:00:00:01', at: l:p}]", "ranks[0]: ipv4:"},
       {"tenants: [{name: t, max_groups: -1}]", "tenants[0].max_groups: out of range"},
+      {"tenants: [{name: t, max_groups: 0}]",
+       "tenants[0]: quota.max_groups: must be >= 1 when set (leave it out for no limit)"},
+      {"tenants: [{name: t, max_ranks_per_group: 0}]", "quota.max_ranks_per_group: must be >= 1"},
+      {"tenants: [{name: a}, {name: t, max_groups: 2}, {name: t, max_groups: 9}]",
+       "f.yaml: tenants[2].name: 't' is declared twice (also tenants[1])"},
       {"switches: []", "(top): unknown key 'switches'"},
       {"links: [{a: l:p, b: s:q, c: x}]", "links[0]: unknown key 'c'"},
   };
