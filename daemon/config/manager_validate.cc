@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "proto/vocab/addr.h"
+#include "proto/vocab/grpc_target.h"
 #include "proto/vocab/limits.h"
 #include "proto/vocab/memory.h"
 
@@ -104,6 +105,13 @@ std::optional<ManagerConfig> validate_manager(const inc::v1::IncdConfig::Manager
   c.tls = {
       t.enabled() || !t.root_ca_file().empty() || !t.cert_file().empty() || !t.key_file().empty(),
       t.root_ca_file(), t.cert_file(), t.key_file(), t.server_name()};
+  if (!c.tls.enabled && !m.insecure() && !c.address.empty() &&
+      !vocab::is_local_grpc_target(c.address)) {
+    fail("address", quote(c.address) +
+                        " is not a unix socket or loopback address: set manager.tls (root_ca_file, "
+                        "and cert_file/key_file for mutual TLS), or manager.insecure: true for "
+                        "plaintext");
+  }
   if (c.tls.cert_file.empty() != c.tls.key_file.empty())
     fail(c.tls.cert_file.empty() ? "tls.cert_file" : "tls.key_file",
          "a client certificate and its key go together (set both cert_file and key_file)");

@@ -28,6 +28,7 @@ struct ManagerOptions {
   uint32_t queue_timeout_ms = 0;  // wait this long for INC memory (0 = answer at once)
   std::chrono::milliseconds join_timeout{60000};  // the JoinGroup call's gRPC deadline
   std::string ca_file, cert_file, key_file;       // TLS (PEM files); plaintext when all ""
+  bool insecure = false;      // plaintext to an address that is not local (INC_MANAGER_INSECURE=1)
   bool host_fallback = true;  // accept host collectives when there is no INC memory
   uint32_t host_qpn = 0;      // soft: the ring's base QPN (0 = INC_QPN + 2)
   // INC_WINDOW / INC_PMTU when given: asked of the manager (its defaults otherwise).

@@ -2,6 +2,7 @@
 
 #include <charconv>
 
+#include "proto/vocab/grpc_target.h"
 #include "proto/vocab/psn.h"
 
 namespace epic::inc {
@@ -9,9 +10,9 @@ namespace epic::inc {
 namespace {
 
 const char* const kManagerOnly[] = {
-    "INC_TENANT",          "INC_GROUP",         "INC_QUEUE_TIMEOUT_MS",
-    "INC_JOIN_TIMEOUT_MS", "INC_MANAGER_CA",    "INC_MANAGER_CERT",
-    "INC_MANAGER_KEY",     "INC_HOST_FALLBACK", "INC_HOST_QPN"};
+    "INC_TENANT",     "INC_GROUP",           "INC_QUEUE_TIMEOUT_MS", "INC_JOIN_TIMEOUT_MS",
+    "INC_MANAGER_CA", "INC_MANAGER_CERT",    "INC_MANAGER_KEY",      "INC_HOST_FALLBACK",
+    "INC_HOST_QPN",   "INC_MANAGER_INSECURE"};
 
 // The peer parameters inc-manager answers: setting them as well is a conflict.
 const char* const kStaticPeer[] = {"INC_SWITCH_IP", "INC_SWITCH_QPN", "INC_PSN"};
@@ -65,6 +66,9 @@ std::string parse_manager_key(const std::string& key, const std::string& value,
     (key == "INC_MANAGER_CA"     ? out.ca_file
      : key == "INC_MANAGER_CERT" ? out.cert_file
                                  : out.key_file) = value;
+  } else if (key == "INC_MANAGER_INSECURE") {
+    if (value != "0" && value != "1") return "expected 1 (plaintext to any address) or 0";
+    out.insecure = value == "1";
   } else if (key == "INC_HOST_FALLBACK") {
     if (value != "0" && value != "1") return "expected 1 (accept host collectives) or 0";
     out.host_fallback = value == "1";
@@ -87,6 +91,13 @@ std::string check_manager_keys(const std::map<std::string, std::string>& pairs, 
     return "INC_MANAGER=" + m.address +
            " needs INC_GROUP (the group's name, the same on every "
            "rank)";
+  }
+  if (m.ca_file.empty() && m.cert_file.empty() && !m.insecure &&
+      !vocab::is_local_grpc_target(m.address)) {
+    return "INC_MANAGER=" + m.address +
+           " is not a unix socket or loopback address: set INC_MANAGER_CA (and "
+           "INC_MANAGER_CERT/INC_MANAGER_KEY for mutual TLS), or INC_MANAGER_INSECURE=1 for "
+           "plaintext";
   }
   if (m.cert_file.empty() != m.key_file.empty()) {
     return std::string(m.cert_file.empty() ? "INC_MANAGER_KEY" : "INC_MANAGER_CERT") + " needs " +

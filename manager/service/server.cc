@@ -11,6 +11,7 @@
 
 #include "manager/service/grpc_services.h"
 #include "manager/service/listen_address.h"
+#include "proto/vocab/grpc_target.h"
 
 namespace epic::manager::service {
 namespace {
@@ -32,7 +33,7 @@ Result<std::shared_ptr<grpc::ServerCredentials>> credentials(const ServerOptions
     if (!t.ca.empty()) {
       return make_error(ErrorCode::kInvalidArgument, "--tls-ca needs --tls-cert and --tls-key");
     }
-    if (!is_local_address(o.listen) && !o.allow_plaintext_remote) {
+    if (!vocab::is_local_grpc_target(o.listen) && !o.allow_plaintext_remote) {
       return make_error(ErrorCode::kInvalidArgument,
                         "--listen " + o.listen +
                             " is not a unix socket or loopback address: give --tls-cert and "
@@ -59,13 +60,6 @@ Result<std::shared_ptr<grpc::ServerCredentials>> credentials(const ServerOptions
 
 Millis wall_clock() {
   return std::chrono::duration_cast<Millis>(std::chrono::system_clock::now().time_since_epoch());
-}
-
-bool is_local_address(const std::string& listen) {
-  if (listen.rfind("unix:", 0) == 0 || listen.rfind("unix-abstract:", 0) == 0) return true;
-  const auto colon = listen.rfind(':');
-  const std::string host = colon == std::string::npos ? listen : listen.substr(0, colon);
-  return host == "localhost" || host == "[::1]" || host.rfind("127.", 0) == 0;
 }
 
 ManagerServer::ManagerServer(ServerOptions options, std::shared_ptr<spdlog::logger> log,

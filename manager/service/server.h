@@ -42,8 +42,6 @@ struct ServerOptions {
 
 // Wall-clock milliseconds since the epoch (times in the store survive a restart).
 Millis wall_clock();
-// "unix:..." or a loopback host.
-bool is_local_address(const std::string& listen);
 
 class ManagerServer {
  public:

@@ -18,6 +18,7 @@
 #include <string_view>
 
 #include "proto/inc/v1/manager.grpc.pb.h"
+#include "proto/vocab/grpc_target.h"
 #include "tools/incctl/render.h"
 
 namespace {
@@ -30,6 +31,7 @@ struct Options {
   bool json = false;
   uint32_t timeout_ms = 5000;
   std::string tls_ca, tls_cert, tls_key;
+  bool insecure = false;
 };
 
 std::string slurp(const std::string& path) {
@@ -98,6 +100,9 @@ int main(int argc, char** argv) {
   app.add_option("--tls-ca", o.tls_ca, "CA (PEM) of the manager's certificate: use TLS");
   app.add_option("--tls-cert", o.tls_cert, "client certificate (PEM) for mutual TLS");
   app.add_option("--tls-key", o.tls_key, "client key (PEM) for mutual TLS");
+  app.add_flag("--insecure", o.insecure,
+               "plaintext to a manager that is not on a unix socket or loopback address "
+               "(trusted lab networks only)");
   app.require_subcommand(1);
 
   auto* switches = app.add_subcommand("switches", "registered switches and their agents");
@@ -143,6 +148,14 @@ int main(int argc, char** argv) {
   }
   if (o.tls_cert.empty() != o.tls_key.empty()) {
     std::fprintf(stderr, "incctl: --tls-cert and --tls-key go together (mutual TLS)\n");
+    return 3;
+  }
+  if (o.tls_ca.empty() && o.tls_cert.empty() && !o.insecure &&
+      !epic::vocab::is_local_grpc_target(o.manager)) {
+    std::fprintf(stderr,
+                 "incctl: --manager %s is not a unix socket or loopback address: give --tls-ca "
+                 "(and --tls-cert/--tls-key for mutual TLS), or --insecure for plaintext\n",
+                 o.manager.c_str());
     return 3;
   }
   for (const std::string* f : {&o.tls_ca, &o.tls_cert, &o.tls_key}) {

@@ -44,10 +44,10 @@ TEST(ManagerConfig, AbsentSectionMeansNoManager) {
 
 TEST(ManagerConfig, MinimalSectionTakesTheDocumentedDefaults) {
   const LoadResult r =
-      parse_config(kBase + "manager: { address: 'mgr:7443', switch_id: leaf0 }", false);
+      parse_config(kBase + "manager: { address: '127.0.0.1:7443', switch_id: leaf0 }", false);
   ASSERT_TRUE(r.config) << errors_of(r).front();
   const ManagerConfig& m = *r.config->manager;
-  EXPECT_EQ(m.address, "mgr:7443");
+  EXPECT_EQ(m.address, "127.0.0.1:7443");
   EXPECT_EQ(m.switch_id, "leaf0");
   EXPECT_EQ(vocab::format_ipv4(m.inc.ipv4), "10.77.0.254");            // the first inc address
   EXPECT_EQ(m.memory_capacity_bytes, 8192 * vocab::slot_bytes(1024));  // 25427968
@@ -132,7 +132,8 @@ TEST(ManagerConfig, StaticGroupsMustFitTheMemoryCapacityInFileOrder) {
   // Static group 1: window 64, pmtu 1024 = 128 slots of 3104 = 397312 bytes; group 2: window
   // 64, pmtu 256 = 128 slots of 800 = 102400 bytes.
   const std::string two_groups = kStaticGroup + group_entry(2, ", pmtu: 256");
-  const std::string manager = "manager: { address: m, switch_id: leaf0, memory_capacity_bytes: ";
+  const std::string manager =
+      "manager: { address: unix:/m, switch_id: leaf0, memory_capacity_bytes: ";
   const LoadResult fits = parse_config(kBase + two_groups + manager + "499712 }", false);
   ASSERT_TRUE(fits.config) << errors_of(fits).front();
   EXPECT_EQ(fits.config->manager->memory_capacity_bytes, 499712u);
@@ -149,30 +150,51 @@ TEST(ManagerConfig, TheSlotCapacityOfEarlierVersionsIsRefusedNamingItsReplacemen
   const std::string expected =
       "manager.slot_capacity: slots are no longer counted: set manager.memory_capacity_bytes "
       "(bytes; a group with window W and pmtu P holds 2*W*(3*P + 32))";
-  EXPECT_EQ(errors_of(parse_config(
-                kBase + "manager: { address: m, switch_id: leaf0, slot_capacity: 8192 }", false)),
-            (std::vector<std::string>{expected}));
   EXPECT_EQ(
-      errors_of(parse_config(kBase + "manager: { address: m, switch_id: leaf0, slot_capacity: "
-                                     "8192, memory_capacity_bytes: 25427968 }",
-                             false)),
+      errors_of(parse_config(
+          kBase + "manager: { address: unix:/m, switch_id: leaf0, slot_capacity: 8192 }", false)),
       (std::vector<std::string>{expected}));
+  EXPECT_EQ(errors_of(parse_config(
+                kBase + "manager: { address: unix:/m, switch_id: leaf0, slot_capacity: "
+                        "8192, memory_capacity_bytes: 25427968 }",
+                false)),
+            (std::vector<std::string>{expected}));
 }
 
 TEST(ManagerConfig, CommandLineValuesReplaceTheFilesAndAreCheckedTheSameWay) {
   ConfigOverrides o;
-  o.manager_address = "10.0.0.9:7443";
+  o.manager_address = "127.0.0.9:7443";
   o.switch_id = "leaf7";
   const LoadResult r = parse_config(kBase, false, o);  // no manager section in the file
   ASSERT_TRUE(r.config) << errors_of(r).front();
-  EXPECT_EQ(r.config->manager->address, "10.0.0.9:7443");
+  EXPECT_EQ(r.config->manager->address, "127.0.0.9:7443");
   EXPECT_EQ(r.config->manager->switch_id, "leaf7");
 
   ConfigOverrides only_address;
-  only_address.manager_address = "10.0.0.9:7443";
+  only_address.manager_address = "127.0.0.9:7443";
   EXPECT_EQ(errors_of(parse_config(kBase, false, only_address)),
             (std::vector<std::string>{
                 "manager.switch_id: \"\" is not 1..64 of [A-Za-z0-9._-] (e.g. leaf0)"}));
+}
+
+// Plaintext only to a unix socket or loopback address, unless `insecure: true` says so: never a
+// silent downgrade (issue 16). TLS files, or `tls.enabled`, make any address fine.
+TEST(ManagerConfig, PlaintextToARemoteManagerNeedsToBeAskedFor) {
+  const std::string remote = "manager: { address: '10.0.0.9:7443', switch_id: leaf0";
+  EXPECT_EQ(errors_of(parse_config(kBase + remote + " }", false)),
+            (std::vector<std::string>{
+                "manager.address: \"10.0.0.9:7443\" is not a unix socket or loopback address: "
+                "set manager.tls (root_ca_file, and cert_file/key_file for mutual TLS), or "
+                "manager.insecure: true for plaintext"}));
+  for (const char* ok : {", insecure: true }", ", tls: { enabled: true } }",
+                         ", tls: { root_ca_file: /etc/epic/ca.pem } }"}) {
+    const LoadResult r = parse_config(kBase + remote + ok, false);
+    EXPECT_TRUE(r.config) << ok << ": " << errors_of(r).front();
+  }
+  ConfigOverrides o;  // the command line is checked the same way
+  o.manager_address = "mgr.example:7443";
+  o.switch_id = "leaf7";
+  ASSERT_EQ(errors_of(parse_config(kBase, false, o)).size(), 1u);
 }
 
 }  // namespace

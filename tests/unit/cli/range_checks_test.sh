@@ -1,11 +1,13 @@
 #!/bin/sh
 # Command-line values out of range are refused at start, with a message naming the value (issue
 # 16, "Inputs"): incd's --log-level, inc-manager's durations (a negative number must not wrap to
-# 2^64), its --listen port and a tenant declared twice. No daemon is left running: every case
-# is refused before it binds or starts anything (each run is bounded by `timeout` as well).
-# usage: range_checks_test.sh PATH/TO/incd PATH/TO/inc-manager CONFIG.yaml
+# 2^64), its --listen port and a tenant declared twice; incctl's plaintext to an address that
+# is not local (0.0.0.0: not loopback by the rule, yet nothing leaves this host if it dials).
+# No daemon is left running: every case is refused before it binds or starts anything (each
+# run is bounded by `timeout` as well).
+# usage: range_checks_test.sh PATH/TO/incd PATH/TO/inc-manager PATH/TO/incctl CONFIG.yaml
 set -u
-incd=$1 manager=$2 config=$3
+incd=$1 manager=$2 incctl=$3 config=$4
 fails=0
 sock=${TMPDIR:-/tmp}/epic-cli-$$.sock
 
@@ -33,6 +35,9 @@ case_ 105 "--heartbeat-timeout-ms: Value 99 not in range 100 to 2592000000" \
 case_ 1 "--listen 127.0.0.1:99999: the port must be a number in 0..65535" \
   "$manager" --listen 127.0.0.1:99999
 case_ 1 "--listen unix:: the unix socket path is empty" "$manager" --listen unix:
+case_ 3 "incctl: --manager 0.0.0.0:9 is not a unix socket or loopback address" \
+  "$incctl" --manager 0.0.0.0:9 --timeout-ms 500 groups
+
 # A tenant declared in both files: refused, never the second kept silently.
 dir=$(mktemp -d)
 trap 'rm -rf "$dir" "$sock"' EXIT

@@ -126,6 +126,32 @@ TEST(ManagerConfig, ManagerKeysWithoutAManagerAreRefused) {
   EXPECT_EQ(r.error, "INC_GROUP needs INC_MANAGER (the inc-manager to join through)");
 }
 
+// Plaintext only to a unix socket or loopback address, unless INC_MANAGER_INSECURE=1 says so:
+// never a silent downgrade.
+TEST(ManagerConfig, PlaintextToARemoteManagerNeedsToBeAskedFor) {
+  auto pairs = managed_soft_rank();
+  pairs["INC_MANAGER"] = "10.0.0.9:7443";
+  ConfigResult r = config_from_pairs(pairs);
+  EXPECT_EQ(r.error,
+            "INC_MANAGER=10.0.0.9:7443 is not a unix socket or loopback address: set "
+            "INC_MANAGER_CA (and INC_MANAGER_CERT/INC_MANAGER_KEY for mutual TLS), or "
+            "INC_MANAGER_INSECURE=1 for plaintext");
+  pairs["INC_MANAGER_INSECURE"] = "1";
+  r = config_from_pairs(pairs);
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_TRUE(r.config.manager.insecure);
+  pairs.erase("INC_MANAGER_INSECURE");
+  pairs["INC_MANAGER_CA"] = "/etc/epic/ca.pem";
+  EXPECT_TRUE(config_from_pairs(pairs).ok());
+  pairs.erase("INC_MANAGER_CA");
+  for (const char* local : {"127.0.0.1:7443", "localhost:7443", "[::1]:7443", "unix:/run/m"}) {
+    pairs["INC_MANAGER"] = local;
+    EXPECT_TRUE(config_from_pairs(pairs).ok()) << local;
+  }
+  pairs["INC_MANAGER_INSECURE"] = "yes";
+  EXPECT_EQ(config_from_pairs(pairs).error.rfind("INC_MANAGER_INSECURE=yes: expected 1", 0), 0u);
+}
+
 TEST(ManagerConfig, KeysAreListedForHelp) {
   size_t found = 0;
   for (const auto& [key, meaning] : config_keys()) {
@@ -133,7 +159,7 @@ TEST(ManagerConfig, KeysAreListedForHelp) {
              key == "INC_QUEUE_TIMEOUT_MS" || key == "INC_JOIN_TIMEOUT_MS" ||
              key == "INC_HOST_FALLBACK" || key == "INC_HOST_QPN";
   }
-  EXPECT_EQ(found, 10u);
+  EXPECT_EQ(found, 11u);
 }
 
 }  // namespace
