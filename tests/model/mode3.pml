@@ -6,9 +6,9 @@
  * its own PSN sequence, cumulative ACKs and go-back-N retransmission on a timeout. A switch
  * keeps a Pipe per direction: N entries (payload + degree), a psnStart (valid PSNs
  * [psnStart, psnStart + N)), in-endpoints (the fan-in; each the responder of a hop, which
- * takes PSNs in order: CheckDuplicate) and out-endpoints (lastAcked, maxPsnSent each). Nothing is reflected end to end:
- * a switch ACKs what it has received, and recycles an entry only when every out-endpoint has
- * had it acknowledged (psnStart = min(lastAcked) + 1).
+ * takes PSNs in order: CheckDuplicate) and out-endpoints (lastAcked, maxPsnSent each).
+ * Nothing is reflected end to end: a switch ACKs what it has received, and recycles an entry
+ * only when every out-endpoint has had it acknowledged (psnStart = min(lastAcked) + 1).
  *
  * Parameters (cpp macros: spin -a -DNAME=value mode3.pml):
  *   PRIM       0 AllReduce (every rank sends, every rank receives), 1 Reduce (every rank
@@ -94,7 +94,7 @@
 
 /* ---- tree -------------------------------------------------------------------------------- */
 /* Node ids: ranks 0..NR-1, then the switches; the root is the last node. CIDX: a child's index
- * at its parent (its arrival bit in the parent's Pipe). */
+ * at its parent (its ghost arrival bit in the parent's Pipe). */
 #if TWO_LEVEL
 #define NSW 3
 #define HALF ((NR + 1) / 2)
