@@ -48,6 +48,12 @@ struct ParentLink {
   friend bool operator==(const ParentLink&, const ParentLink&) = default;
 };
 
+// The EPIC mode a group's collectives run in at its switches (docs/design.md §2): Mode-II
+// (connection translated: the ranks' end-to-end RC carries reliability, the switch reflects
+// ACKs) or Mode-III (connection augmented: every hop is a reliable RC connection of its own,
+// the switch ACKs and retransmits, docs/mode3.md). Every switch of a group runs the same mode.
+enum class GroupMode : uint8_t { kMode2 = 2, kMode3 = 3 };
+
 // Immutable description of a group at this switch.
 struct GroupContext {
   uint32_t group_id = 0;
@@ -57,6 +63,8 @@ struct GroupContext {
   uint32_t initial_psn = 0;          // common to every rank of the group
   uint32_t window = kDefaultWindow;  // MW: the ranks' outstanding-packet window (power of two)
   uint16_t pmtu = kDefaultPmtu;
+  GroupMode mode = GroupMode::kMode2;
+  uint32_t hop_timeout_us = kDefaultHopTimeoutUs;  // Mode-III: each hop's local ACK timeout
   friend bool operator==(const GroupContext&, const GroupContext&) = default;
 };
 

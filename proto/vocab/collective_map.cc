@@ -112,6 +112,61 @@ bool CollectiveShape::receives_any(uint16_t first, uint16_t count, uint32_t j) c
   return false;
 }
 
+PacketSet CollectiveShape::send_set(uint16_t first, uint16_t count) const {
+  const uint32_t end = uint32_t{first} + count;
+  const bool has_root = desc.root >= first && desc.root < end;
+  PacketSet set{n_data, 0, 0, false};
+  if (count == 0) return set;
+  switch (desc.type) {
+    case CollectiveType::kBarrier:
+      return set;
+    case CollectiveType::kBroadcast:
+      set.hi = has_root ? n_data : 0;
+      return set;
+    case CollectiveType::kAllGather:
+      set.lo = first * chunk_packets;
+      set.hi = end * chunk_packets;
+      return set;
+    default:
+      set.hi = n_data;
+      return set;
+  }
+}
+
+PacketSet CollectiveShape::recv_set(uint16_t first, uint16_t count) const {
+  const uint32_t end = uint32_t{first} + count;
+  const bool has_root = desc.root >= first && desc.root < end;
+  PacketSet set{n_data, 0, 0, false};
+  if (count == 0) return set;
+  switch (desc.type) {
+    case CollectiveType::kAllReduce:
+      set.hi = n_data;
+      return set;
+    case CollectiveType::kReduce:
+      set.hi = has_root ? n_data : 0;
+      return set;
+    case CollectiveType::kBroadcast:
+      set.hi = count > 1 || first != desc.root ? n_data : 0;
+      return set;
+    case CollectiveType::kReduceScatter:
+      set.lo = first * chunk_packets;
+      set.hi = end * chunk_packets;
+      return set;
+    case CollectiveType::kAllGather:
+      if (count > 1) {
+        set.hi = n_data;
+      } else {
+        set.lo = first * chunk_packets;
+        set.hi = end * chunk_packets;
+        set.except = true;
+      }
+      return set;
+    case CollectiveType::kBarrier:
+      return set;
+  }
+  return set;
+}
+
 uint32_t CollectiveShape::send_count(uint16_t rank) const {
   switch (desc.type) {
     case CollectiveType::kBroadcast:

@@ -22,6 +22,22 @@
 
 namespace epic::vocab {
 
+// The data packets a subtree (a range of ranks) sends or receives in one collective, as an
+// interval [lo, hi) of j, or all of 0..n-1 but that interval (`except`). In order: the k-th
+// packet of the set is item(k); index(j) is j's position (j must be in the set). A subtree's
+// own PSN sequence on a Mode-III hop numbers these (docs/mode3.md).
+struct PacketSet {
+  uint32_t n = 0;  // data packets of the collective
+  uint32_t lo = 0;
+  uint32_t hi = 0;
+  bool except = false;
+
+  uint32_t count() const { return except ? n - (hi - lo) : hi - lo; }
+  bool contains(uint32_t j) const { return j < n && ((j >= lo && j < hi) != except); }
+  uint32_t item(uint32_t k) const { return except ? (k < lo ? k : k + (hi - lo)) : lo + k; }
+  uint32_t index(uint32_t j) const { return except ? (j < lo ? j : j - (hi - lo)) : j - lo; }
+};
+
 struct CollectiveShape {
   CollectiveDescriptor desc;
   uint16_t ranks = 0;
@@ -52,6 +68,9 @@ struct CollectiveShape {
   // Some rank of [first, first+count) sends / receives packet j (a subtree of a switch).
   bool sends_any(uint16_t first, uint16_t count, uint32_t j) const;
   bool receives_any(uint16_t first, uint16_t count, uint32_t j) const;
+  // What ranks [first, first+count) send / receive, in order (send_set(r, 1) is rank r's).
+  PacketSet send_set(uint16_t first, uint16_t count) const;
+  PacketSet recv_set(uint16_t first, uint16_t count) const;
   // Payload bytes of packet j.
   uint16_t payload_len(uint32_t j) const;
 };

@@ -40,6 +40,16 @@ inline constexpr uint32_t kMaxCollectivePackets = 1u << 22;
 // (ReduceScatter and AllGather round each rank's chunk up to whole packets) the collective fits.
 inline constexpr uint64_t kMaxCollectiveBytes = uint64_t{kMaxCollectivePackets / 2} * kMinPmtu;
 
+// Mode-III: the local ACK timeout of one hop (the switch's retransmission timer toward an
+// out-endpoint, docs/mode3.md), in microseconds. It should cover a few round trips of the hop's
+// link; the manager derives it from the link's latency, incd's config may set it per group.
+inline constexpr uint32_t kMinHopTimeoutUs = 10;
+inline constexpr uint32_t kMaxHopTimeoutUs = 1'000'000;
+inline constexpr uint32_t kDefaultHopTimeoutUs = 1000;
+constexpr bool valid_hop_timeout_us(uint32_t us) {
+  return us >= kMinHopTimeoutUs && us <= kMaxHopTimeoutUs;
+}
+
 // QPNs are 24-bit; QPN 0 and 1 are special (SMI, GSI/management).
 inline constexpr uint32_t kQpnLimit = 1u << 24;
 // Virtual QPNs the manager hands out on a switch's INC address: [kFirstVirtualQpn, 2^24).

@@ -50,6 +50,54 @@ TEST(CollectiveMap, SendAndReceiveSequencesAreConsistentForEveryPrimitive) {
   }
 }
 
+// A subtree's packet sets (its own sequences on a Mode-III hop) hold exactly the packets one
+// of its ranks sends/receives (sends_any/receives_any, checked against the ranks above), in
+// group order; for one rank they are that rank's sequences.
+TEST(CollectiveMap, SubtreePacketSetsAreTheirRanksPacketsInOrder) {
+  for (int t = 1; t <= 6; ++t) {
+    for (uint16_t ranks : {1, 2, 3, 5}) {
+      for (uint16_t root = 0; root < ranks; ++root) {
+        CollectiveDescriptor d{static_cast<CollectiveType>(t), vocab::DType::kFp32,
+                               vocab::ReduceOp::kSum, root, 150};
+        const CollectiveShape s = shape_of(d, ranks, 256);
+        for (uint16_t first = 0; first <= ranks; ++first) {
+          for (uint16_t count = 0; first + count <= ranks; ++count) {
+            SCOPED_TRACE(std::string(to_string(d.type)) + " ranks " + std::to_string(ranks) +
+                         " root " + std::to_string(root) + " subtree " + std::to_string(first) +
+                         "+" + std::to_string(count));
+            const PacketSet send = s.send_set(first, count);
+            const PacketSet recv = s.recv_set(first, count);
+            uint32_t sends = 0, recvs = 0;
+            for (uint32_t j = 0; j < s.n_data; ++j) {
+              ASSERT_EQ(send.contains(j), s.sends_any(first, count, j)) << "j " << j;
+              ASSERT_EQ(recv.contains(j), s.receives_any(first, count, j)) << "j " << j;
+              if (send.contains(j)) {
+                EXPECT_EQ(send.index(j), sends);
+                EXPECT_EQ(send.item(sends), j);
+                if (count == 1) EXPECT_EQ(s.send_index(first, j), sends);
+                ++sends;
+              }
+              if (recv.contains(j)) {
+                EXPECT_EQ(recv.index(j), recvs);
+                EXPECT_EQ(recv.item(recvs), j);
+                if (count == 1) EXPECT_EQ(s.recv_index(first, j), recvs);
+                ++recvs;
+              }
+            }
+            EXPECT_FALSE(send.contains(s.n_data));
+            EXPECT_EQ(send.count(), sends);
+            EXPECT_EQ(recv.count(), recvs);
+            if (count == 1) {
+              EXPECT_EQ(s.send_count(first), sends);
+              EXPECT_EQ(s.recv_count(first), recvs);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(CollectiveMap, PacketCountsAndLengths) {
   const CollectiveDescriptor rs{CollectiveType::kReduceScatter, vocab::DType::kBf16,
                                 vocab::ReduceOp::kMax, 0,
