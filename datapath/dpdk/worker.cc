@@ -179,7 +179,7 @@ void Worker::rx_port(size_t p, uint64_t now) {
   for (size_t i = 0; i < count; ++i) dispatch(frames[i], static_cast<uint16_t>(p), now);
 }
 
-void Worker::run_engine() {
+void Worker::run_engine(uint64_t now) {
   // Frames handed over by other workers for groups this worker owns.
   rte_mbuf* in[64];
   unsigned n;
@@ -192,12 +192,14 @@ void Worker::run_engine() {
     }
     if (n < 64) break;
   }
-  if (engine_in_.empty()) return;
   engine_out_.clear();
-  engine_->process(engine_in_.data(), engine_in_.size(), engine_out_);
-  for (rte_mbuf* m : engine_mbufs_) rte_pktmbuf_free(m);
-  engine_in_.clear();
-  engine_mbufs_.clear();
+  if (!engine_in_.empty()) {
+    engine_->process(engine_in_.data(), engine_in_.size(), engine_out_, now);
+    for (rte_mbuf* m : engine_mbufs_) rte_pktmbuf_free(m);
+    engine_in_.clear();
+    engine_mbufs_.clear();
+  }
+  engine_->poll(now, engine_out_);  // Mode-III's retransmission timers; cheap when none runs
   for (size_t i = 0; i < engine_out_.size(); ++i) {
     const auto& f = engine_out_.frame(i);
     if (f.port >= s_.ports.size()) continue;
@@ -257,7 +259,7 @@ int Worker::run() {
     const uint64_t before = pipeline_->counters().frames + t_.handoff_in;
     replies_.clear();
     for (size_t p = 0; p < s_.ports.size(); ++p) rx_port(p, now);
-    run_engine();
+    run_engine(now);
     for (size_t i = 0; i < replies_.size(); ++i) {
       const auto& f = replies_.frame(i);
       rte_mbuf* m = rte_pktmbuf_alloc(s_.pool);

@@ -69,7 +69,7 @@ class Worker {
   void apply(const Snapshot& s);
   void rx_port(size_t p, uint64_t now);
   void dispatch(rte_mbuf* m, uint16_t port, uint64_t now);
-  void run_engine();
+  void run_engine(uint64_t now);
   void queue_tx(size_t port, rte_mbuf* m);
   void flush_tx(size_t port, uint64_t now);
   void publish(uint64_t now);

@@ -32,6 +32,11 @@ enum class CounterKind : uint8_t { kTotal, kDisposition, kDrop, kEvent };
   X(acks_reflected, kDisposition, "acks_reflected", "rank ACK/NAK processed")                     \
   X(frontier_from_child, kDisposition, "frontier_from_child", "ACK frontier from a lower switch") \
   X(frontier_from_parent, kDisposition, "frontier_from_parent", "global ACK frontier from above") \
+  X(hop_taken, kDisposition, "hop_taken", "Mode-III: taken at the hop's ePSN into a Pipe")        \
+  X(hop_ack_again, kDisposition, "hop_ack_again", "Mode-III: behind the hop's ePSN, ACKed again")  \
+  X(hop_out_of_order, kDisposition, "hop_out_of_order", "Mode-III: ahead of ePSN (a loss): NAKed")\
+  X(hop_pipe_full, kDisposition, "hop_pipe_full", "Mode-III: beyond the Pipe's range: RNR NAK")   \
+  X(hop_acks, kDisposition, "hop_acks", "Mode-III: ACK/NAK from an out-endpoint")                 \
   /* drops, by reason */                                                                           \
   X(drop_parse, kDrop, "parse", "not a well-formed RoCEv2 frame (or bad ICRC)")                   \
   X(drop_no_route, kDrop, "no_route", "(IP, QP) is not a group endpoint here")                    \
@@ -40,6 +45,8 @@ enum class CounterKind : uint8_t { kTotal, kDisposition, kDrop, kEvent };
   X(drop_bad_control, kDrop, "bad_control", "control message malformed or disagreeing")           \
   X(drop_inconsistent, kDrop, "inconsistent", "opcode/length disagrees with slot or collective")  \
   X(drop_unsupported, kDrop, "unsupported", "opcode or collective type not handled")              \
+  X(drop_ack_refused, kDrop, "ack_refused", "Mode-III: ACK/NAK of a PSN never sent or unknown")  \
+  X(drop_group_failed, kDrop, "group_failed", "Mode-III: the group's hop passed its retry limit")  \
   /* events */                                                                                     \
   X(aggregations_completed, kEvent, "aggregations_completed", "slots whose aggregation completed")\
   X(results_replicated, kEvent, "results_replicated", "result frames sent to children")           \
@@ -50,6 +57,14 @@ enum class CounterKind : uint8_t { kTotal, kDisposition, kDrop, kEvent };
   X(upload_acks_sent, kEvent, "upload_acks_sent", "ACKs (and NAKs) sent to ranks for uploads")    \
   X(frontiers_sent, kEvent, "frontiers_sent", "ACK frontiers sent up or down the tree")           \
   X(rnr_naks_sent, kEvent, "rnr_naks_sent", "RNR NAKs to a rank retransmitting while others lag") \
+  X(hop_acks_sent, kEvent, "hop_acks_sent", "Mode-III: ACKs sent by hops (coalesced per burst)")  \
+  X(hop_naks_sent, kEvent, "hop_naks_sent", "Mode-III: PSN-sequence-error NAKs sent by hops")      \
+  X(hop_rnr_naks_sent, kEvent, "hop_rnr_naks_sent", "Mode-III: RNR NAKs sent: the Pipe was full")  \
+  X(hop_sent, kEvent, "hop_sent", "Mode-III: results and partials sent on by Pipes")              \
+  X(hop_resent, kEvent, "hop_resent", "Mode-III: results and partials retransmitted by hops")     \
+  X(hop_timeouts, kEvent, "hop_timeouts", "Mode-III: retransmission timer expiries")              \
+  X(hop_failures, kEvent, "hop_failures", "Mode-III: hops past their retry limit (group ended)")   \
+  X(pipe_entries_recycled, kEvent, "pipe_entries_recycled", "Mode-III: Pipe entries freed")       \
   X(tx_frames, kEvent, "tx_frames", "frames emitted")
 // clang-format on
 

@@ -31,20 +31,28 @@ using vocab::kControlPayloadBytes;
 using vocab::shape_of;
 
 inline constexpr size_t kMaxChildren = vocab::kMaxChildren;  // bitmap width of a slot
+// A group's edges at a switch: its children 0..kMaxChildren-1 and, in Mode-III, the parent edge
+// with its own PSN sequences (kParentEdge).
+inline constexpr size_t kParentEdge = kMaxChildren;
+inline constexpr size_t kMaxEdges = kMaxChildren + 1;
 
 // The group context (proto/context/group_context.h): the control plane's value, run as is.
 using vocab::ChildLink;
 using vocab::ParentLink;
 using GroupConfig = vocab::GroupContext;
 
-// One announced collective, and where it sits in every child's PSN spaces. Rank children
-// use their own send/receive sequences; switch children use the group PSN space.
+// One announced collective, and where it sits in every edge's PSN spaces. Rank children use
+// their own send/receive sequences; in Mode-II switch children and the parent use the group
+// PSN space, in Mode-III every edge has its own sequences (what its subtree sends/receives,
+// translate_psn.h).
 struct CollectiveRecord {
   CollectiveShape shape;
   uint32_t g_ctrl = 0;  // group PSN of its control message; data j at g_ctrl + 1 + j
-  std::array<uint32_t, kMaxChildren> send_ctrl{};  // child's send PSN of its control message
-  std::array<uint32_t, kMaxChildren> recv_ctrl{};  // child's receive PSN of the control result
+  std::array<uint32_t, kMaxEdges> send_ctrl{};  // edge's send PSN of its control message
+  std::array<uint32_t, kMaxEdges> recv_ctrl{};  // edge's receive PSN of the control result
 };
+
+struct Mode3State;  // mode3_state.h
 
 // Per-group telemetry (the engine-wide EngineCounters say why frames were dropped; these say
 // how each group is doing): proto/vocab/counters.h.
@@ -64,8 +72,8 @@ struct GroupState {
   // 2^23 behind the group sequence's end (create_record). The records from it to the newest
   // span less than 2^24 PSNs of every sequence, so their starts are ordered by PSN.
   uint64_t first_kept = 0;
-  std::array<uint32_t, kMaxChildren> next_send_ctrl{};  // each child's next control message PSN
-  std::array<uint32_t, kMaxChildren> next_recv_ctrl{};
+  std::array<uint32_t, kMaxEdges> next_send_ctrl{};  // each edge's next control message PSN
+  std::array<uint32_t, kMaxEdges> next_recv_ctrl{};
   uint32_t next_g_ctrl = 0;
   // Last group PSN of a one-source data packet (Broadcast, AllGather) announced so far: EPIC's
   // recycle rule is only valid over PSNs that every rank sends.
@@ -81,6 +89,10 @@ struct GroupState {
   std::array<uint8_t, kMaxChildren> park_rounds{};
   uint32_t subtree_frontier = 0;  // min over children; sent up when it advances
   uint32_t global_frontier = 0;   // from the parent (or = subtree_frontier at the root)
+  // The ranks below this switch: [subtree_first, subtree_first + subtree_ranks).
+  uint16_t subtree_first = 0;
+  uint16_t subtree_ranks = 0;
+  Mode3State* mode3 = nullptr;  // Mode-III: the Pipes and the hops (nullptr in Mode-II)
 };
 
 }  // namespace epic::engine

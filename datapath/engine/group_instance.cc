@@ -1,6 +1,8 @@
 #include "datapath/engine/group_instance.h"
 
 #include <algorithm>
+#include <utility>
+#include <vector>
 
 #include "proto/context/context_validate.h"
 #include "proto/vocab/limits.h"
@@ -18,7 +20,27 @@ std::string check_config(const GroupConfig& config) {
   // by the same rules (proto/context/context_validate.h), before any memory is sized for it.
   vocab::ContextErrors errors;
   vocab::check_shape(config, "", errors);
-  return errors.empty() ? "" : errors.front().to_string();
+  if (!errors.empty()) return errors.front().to_string();
+  if (config.mode != vocab::GroupMode::kMode2 && config.mode != vocab::GroupMode::kMode3) {
+    return "mode: neither Mode-II nor Mode-III";
+  }
+  if (config.mode == vocab::GroupMode::kMode3) {
+    if (!vocab::valid_hop_timeout_us(config.hop_timeout_us)) {
+      return "hop_timeout_us: must be " + std::to_string(vocab::kMinHopTimeoutUs) + ".." +
+             std::to_string(vocab::kMaxHopTimeoutUs);
+    }
+    // Each hop numbers what its subtree sends and receives (translate_psn.h): the ranks below
+    // this switch must be one range, the children's ranges side by side.
+    std::vector<std::pair<uint32_t, uint32_t>> ranges;
+    for (const ChildLink& c : config.children) ranges.emplace_back(c.first_rank, c.rank_count);
+    std::sort(ranges.begin(), ranges.end());
+    for (size_t i = 1; i < ranges.size(); ++i) {
+      if (ranges[i].first != ranges[i - 1].first + ranges[i - 1].second) {
+        return "children: in Mode-III the children's ranks must be one contiguous range";
+      }
+    }
+  }
+  return "";
 }
 
 std::string check_group(const GroupConfig& config, const SlotRegion* slots) {
@@ -29,6 +51,35 @@ std::string check_group(const GroupConfig& config, const SlotRegion* slots) {
   }
   return "";
 }
+
+namespace {
+
+// Mode-III: the Pipes over the granted slots and the edges' hop state.
+bool prepare_mode3(GroupInstance& g, std::string& error) {
+  const GroupConfig& cfg = g.config;
+  auto m = std::make_unique<Mode3State>();
+  const uint32_t start = cfg.initial_psn & vocab::kPsnMask;
+  const uint32_t n = g.state.slots->nslots;
+  const auto children = static_cast<uint8_t>(cfg.children.size());
+  const bool ok = cfg.parent ? pipe_init(m->up, g.state.slots, 0, n / 2, start, 1) &&
+                                   pipe_init(m->down, g.state.slots, n / 2, n / 2, start, children)
+                             : pipe_init(m->up, g.state.slots, 0, n, start, children);
+  if (!ok) {
+    error = "the granted slots cannot hold the group's Mode-III Pipes";
+    return false;
+  }
+  m->policy.timeout_ns = uint64_t{cfg.hop_timeout_us} * 1000;
+  for (size_t e = 0; e < kMaxEdges; ++e) {
+    m->edges[e].group = &g.state;
+    m->edges[e].edge = static_cast<uint8_t>(e);
+    m->edges[e].in.epsn = start;
+  }
+  g.mode3 = std::move(m);
+  g.state.mode3 = g.mode3.get();
+  return true;
+}
+
+}  // namespace
 
 std::unique_ptr<GroupInstance> prepare_group(const GroupConfig& config, SlotRegion* slots,
                                              std::string& error) {
@@ -49,6 +100,15 @@ std::unique_ptr<GroupInstance> prepare_group(const GroupConfig& config, SlotRegi
     st.child_frontier[c] = st.acked_recv_psn[c] = st.acked_send_psn[c] = before;
     st.max_send_psn[c] = st.parked_psn[c] = before;
   }
+  st.next_send_ctrl[kParentEdge] = st.next_recv_ctrl[kParentEdge] = start;
+  uint32_t first = UINT32_MAX, ranks = 0;
+  for (const ChildLink& c : config.children) {
+    first = std::min<uint32_t>(first, c.first_rank);
+    ranks += c.rank_count;
+  }
+  st.subtree_first = static_cast<uint16_t>(first == UINT32_MAX ? 0 : first);
+  st.subtree_ranks = static_cast<uint16_t>(ranks);
+  if (config.mode == vocab::GroupMode::kMode3 && !prepare_mode3(*g, error)) return nullptr;
   return g;
 }
 

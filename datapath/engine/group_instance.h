@@ -16,12 +16,14 @@
 #include <string>
 
 #include "datapath/engine/group.h"
+#include "datapath/engine/mode3_state.h"
 
 namespace epic::engine {
 
 struct GroupInstance {
   GroupConfig config;
-  GroupState state;  // state.config points at `config`
+  GroupState state;                   // state.config points at `config`
+  std::unique_ptr<Mode3State> mode3;  // Mode-III only; state.mode3 points at it
   GroupInstance() = default;
   GroupInstance(const GroupInstance&) = delete;
   GroupInstance& operator=(const GroupInstance&) = delete;
@@ -34,7 +36,8 @@ struct GroupInstance {
 inline constexpr uint32_t kMaxHistory = 4096;
 uint32_t history_records(uint32_t window);
 
-// What the engine requires of a group's configuration (window, path MTU, children, ranks);
+// What the engine requires of a group's configuration (window, path MTU, children, ranks; in
+// Mode-III children whose ranks are one contiguous range, each hop's sequences are made of);
 // "" when it is fine, else why not. Check it before sizing the group's slot memory.
 std::string check_config(const GroupConfig& config);
 // check_config, and the slot memory: 2 * window slots of the group's path MTU.

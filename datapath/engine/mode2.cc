@@ -3,6 +3,7 @@
 #include "datapath/engine/ack_reflect.h"
 #include "datapath/engine/aggregate_data.h"
 #include "datapath/engine/check_duplicate.h"
+#include "datapath/engine/locate_upload.h"
 #include "datapath/engine/recycle_buffer.h"
 #include "datapath/engine/replicate_data.h"
 #include "datapath/engine/retransmission.h"
@@ -13,34 +14,6 @@
 namespace epic::engine::mode2 {
 
 namespace {
-
-void drop(GroupState& g, uint64_t& reason) {
-  ++reason;
-  ++g.stats.dropped;
-}
-
-// A control message `m` may announce a new collective: at the child's next control PSN, with
-// a well-formed descriptor.
-PacketRef announce(GroupState& g, const PacketMeta& m, Actions& a) {
-  EngineCounters& n = a.counters;
-  const size_t c = m.child_index();
-  if (m.psn != g.next_send_ctrl[c]) {
-    drop(g, vocab::psn_gt(m.psn, g.next_send_ctrl[c]) ? n.drop_data_before_control
-                                                      : n.drop_unknown_psn);
-    return {};
-  }
-  if (!m.control) {
-    drop(g, n.drop_data_before_control);
-    return {};
-  }
-  const auto d = decode_control(m.payload, m.payload_len);
-  if (!d || vocab::check_collective(*d, g.config->num_ranks, g.config->pmtu) !=
-                vocab::CollectiveFault::kNone) {
-    drop(g, n.drop_bad_control);
-    return {};
-  }
-  return {create_record(g, *d), true, 0};
-}
 
 // A contribution to a multi-source packet (or any control message): CheckDuplicate,
 // AggregateData, and on completion ReplicateData and RecycleBuffer.
@@ -98,26 +71,8 @@ void upward(GroupState& g, const PacketMeta& m, Actions& a) {
   EngineCounters& n = a.counters;
   const GroupConfig& cfg = *g.config;
   const size_t c = m.child_index();
-  PacketRef ref = locate_send(g, m.child, m.psn);
-  if (!ref.known()) {
-    ref = announce(g, m, a);
-    if (!ref.known()) return;
-  }
-  if (m.control != ref.control) {
-    drop(g, n.drop_inconsistent);
-    return;
-  }
-  if (m.control) {
-    const auto d = decode_control(m.payload, m.payload_len);
-    if (!d || !(*d == ref.record->shape.desc)) {
-      drop(g, n.drop_bad_control);
-      return;
-    }
-  } else if (m.payload_len != ref.record->shape.payload_len(ref.j) || m.has_immdt ||
-             !child_sends(g, c, ref)) {
-    drop(g, n.drop_inconsistent);
-    return;
-  }
+  const PacketRef ref = locate_upload(g, m, a);
+  if (!ref.known()) return;
   const uint32_t gpsn = ref.gpsn();
   // A rank's upload at or below the newest one it has sent is a retransmission.
   const bool resent = !vocab::psn_gt(m.psn, g.max_send_psn[c]);

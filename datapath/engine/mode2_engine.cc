@@ -31,7 +31,11 @@ std::string_view to_string(AttachResult r) {
 }
 
 Mode2Engine::Mode2Engine(size_t max_groups, size_t max_edges)
-    : lookup_(max_edges), max_groups_(max_groups) {
+    : lookup_(max_edges),
+      wheel_(kWheelSlots, kWheelTickNs, 0),
+      acks_(max_edges),
+      pumps_(max_groups),
+      max_groups_(max_groups) {
   groups_.reserve(max_groups_);
 }
 
@@ -74,6 +78,14 @@ bool Mode2Engine::detach(uint32_t group_id) {
   for (size_t i = 0; i < groups_.size(); ++i) {
     const GroupConfig& cfg = *groups_[i]->config;
     if (cfg.group_id != group_id) continue;
+    if (Mode3State* m = groups_[i]->mode3) {
+      // Nothing of the group may stay linked into the wheel or the pending lists.
+      for (Mode3Edge& e : m->edges) wheel_.cancel(e.out.timer);
+      std::erase(pumps_.items(), groups_[i]);
+      m->pump_due = false;
+      std::erase_if(acks_.items(), [&](const Mode3Edge* e) { return e->group == groups_[i]; });
+      for (Mode3Edge& e : m->edges) e.ack_due = false;
+    }
     for (const ChildLink& c : cfg.children) lookup_.erase(c.local.ipv4, c.local.qpn);
     if (cfg.parent) lookup_.erase(cfg.parent->local.ipv4, cfg.parent->local.qpn);
     groups_.erase(groups_.begin() + static_cast<long>(i));
@@ -100,8 +112,9 @@ bool Mode2Engine::remove_group(uint32_t group_id) {
   return true;
 }
 
-void Mode2Engine::process(const RxFrame* frames, size_t n, TxBatch& out) {
+void Mode2Engine::process(const RxFrame* frames, size_t n, TxBatch& out, uint64_t now_ns) {
   Actions actions(out, counters_);
+  mode3::Loop loop{wheel_, now_ns, acks_, pumps_};
   // A burst in chunks: parse every frame of the chunk once and prefetch its route, then act.
   constexpr size_t kChunk = 32;
   w::ParseResult parsed[kChunk];
@@ -114,11 +127,34 @@ void Mode2Engine::process(const RxFrame* frames, size_t n, TxBatch& out) {
         lookup_.prefetch(v.ipv4_dst(), v.dest_qp());
       }
     }
-    for (size_t k = 0; k < m; ++k) dispatch(parsed[k], actions);
+    for (size_t k = 0; k < m; ++k) dispatch(parsed[k], actions, loop);
   }
+  if (!acks_.items().empty()) mode3::flush_acks(actions, loop);
 }
 
-void Mode2Engine::dispatch(const w::ParseResult& r, Actions& actions) {
+void Mode2Engine::poll(uint64_t now_ns, TxBatch& out) {
+  Actions actions(out, counters_);
+  mode3::Loop loop{wheel_, now_ns, acks_, pumps_};
+  if (wheel_.armed() > 0) {
+    wheel_.expire(now_ns, kMaxExpiriesPerPoll,
+                  [&](TimerNode& n) { mode3::on_timer(edge_of_timer(n), actions, loop); });
+  }
+  // The groups whose Pipes ran out of budget; a pump may queue its group again (after these).
+  std::vector<GroupState*>& pending = pumps_.items();
+  const size_t due = pending.size();
+  for (size_t i = 0; i < due; ++i) mode3::pump_again(*pending[i], actions, loop);
+  pending.erase(pending.begin(), pending.begin() + static_cast<long>(due));
+  if (!acks_.items().empty()) mode3::flush_acks(actions, loop);
+}
+
+std::optional<uint64_t> Mode2Engine::next_poll_ns() const {
+  std::optional<uint64_t> next;
+  if (!pumps_.items().empty()) next = 0;
+  if (const auto t = wheel_.next_due_ns()) next = next ? std::min(*next, *t) : *t;
+  return next;
+}
+
+void Mode2Engine::dispatch(const w::ParseResult& r, Actions& actions, mode3::Loop& loop) {
   ++counters_.rx_frames;
   if (!r.ok()) {
     ++counters_.drop_parse;
@@ -132,7 +168,11 @@ void Mode2Engine::dispatch(const w::ParseResult& r, Actions& actions) {
     return;
   }
   ++route->group->stats.rx_frames;
-  mode2::handle(classify(v, *route), actions);
+  if (route->group->mode3 != nullptr) {
+    mode3::handle(classify(v, *route), actions, loop);
+  } else {
+    mode2::handle(classify(v, *route), actions);
+  }
 }
 
 }  // namespace epic::engine

@@ -1,8 +1,10 @@
-// Mode2Engine: one worker's IncEngine for EPIC Mode-II — the groups attached
-// to it, the LookupTable that routes their edges, and the burst loop: parse
-// each frame once, prefetch its route across the burst, read it into typed
-// per-packet metadata (packet_meta.h) and hand it to the Mode-II composition
-// of the IncEngine modules (mode2.h says which module runs when). All six
+// Mode2Engine: one worker's IncEngine — the groups attached to it, the
+// LookupTable that routes their edges, and the burst loop: parse each frame
+// once, prefetch its route across the burst, read it into typed per-packet
+// metadata (packet_meta.h) and hand it to its group's mode: the Mode-II
+// composition of the IncEngine modules (mode2.h says which module runs when) or
+// the Mode-III one (mode3.h), which also needs the worker's clock and timer
+// wheel: process() takes the time, poll() runs the timers. All six
 // primitives: AllReduce, Reduce, Broadcast, Barrier, ReduceScatter, AllGather,
 // announced by a control message (proto/vocab/collective.h). DPDK-free and
 // deterministic: the same code runs under incd and in the in-process harness
@@ -10,6 +12,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -18,6 +21,8 @@
 #include "datapath/engine/group.h"
 #include "datapath/engine/group_instance.h"
 #include "datapath/engine/lookup_table.h"
+#include "datapath/engine/mode3.h"
+#include "datapath/engine/timer_wheel.h"
 #include "datapath/engine/tx_batch.h"
 #include "datapath/wire/packet_view.h"
 #include "datapath/wire/parser.h"
@@ -54,7 +59,19 @@ class Mode2Engine {
   // Detaches a group (and frees its instance if install_group made it). False if absent.
   bool remove_group(uint32_t group_id);
 
-  void process(const RxFrame* frames, size_t n, TxBatch& out);
+  // Acts on a burst of frames received at `now_ns` (any monotonic clock, the one poll() gets;
+  // Mode-II ignores it).
+  void process(const RxFrame* frames, size_t n, TxBatch& out, uint64_t now_ns = 0);
+  // Mode-III's work without a frame: the retransmission timers due by `now_ns` (at most
+  // kMaxExpiriesPerPoll) and the Pipes left to continue. Call it every loop iteration.
+  void poll(uint64_t now_ns, TxBatch& out);
+  // When poll() next has something to do: the earliest timer, or now when a Pipe waits to be
+  // continued; nullopt when nothing is pending. Scans the wheel: for harnesses and tools, not
+  // the packet path.
+  std::optional<uint64_t> next_poll_ns() const;
+  static constexpr size_t kMaxExpiriesPerPoll = 256;
+  static constexpr uint32_t kWheelSlots = 4096;
+  static constexpr uint64_t kWheelTickNs = 10'000;
 
   // Attached groups, for telemetry by the owning worker.
   const std::vector<GroupState*>& groups() const { return groups_; }
@@ -62,9 +79,12 @@ class Mode2Engine {
   const EngineCounters& counters() const { return counters_; }
 
  private:
-  void dispatch(const wire::ParseResult& r, Actions& actions);
+  void dispatch(const wire::ParseResult& r, Actions& actions, mode3::Loop& loop);
 
   LookupTable lookup_;
+  TimerWheel wheel_;
+  mode3::PendingList<Mode3Edge*> acks_;    // capacity: max_edges
+  mode3::PendingList<GroupState*> pumps_;  // capacity: max_groups
   size_t max_groups_;
   std::vector<GroupState*> groups_;                    // capacity max_groups_
   std::vector<std::unique_ptr<GroupInstance>> owned_;  // made by install_group

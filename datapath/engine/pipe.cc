@@ -7,7 +7,7 @@ namespace epic::engine {
 
 namespace {
 
-uint32_t size_of(const PipeState& p) { return p.entries->nslots; }
+uint32_t size_of(const PipeState& p) { return p.size; }
 
 // psn - psn_start in [0, 2^24): the offset into the range, or a huge value below it.
 uint32_t offset(const PipeState& p, uint32_t psn) { return (psn - p.psn_start) & vocab::kPsnMask; }
@@ -18,13 +18,21 @@ bool below(const PipeState& p, uint32_t psn) { return vocab::psn_gt(p.psn_start,
 }  // namespace
 
 bool pipe_init(PipeState& p, SlotRegion* entries, uint32_t first_psn, uint8_t out_endpoints) {
-  if (entries == nullptr || entries->nslots == 0 || entries->nslots > (1u << 22) ||
-      (entries->nslots & (entries->nslots - 1)) != 0 || out_endpoints == 0 ||
+  if (entries == nullptr) return false;
+  return pipe_init(p, entries, 0, entries->nslots, first_psn, out_endpoints);
+}
+
+bool pipe_init(PipeState& p, SlotRegion* entries, uint32_t base, uint32_t size, uint32_t first_psn,
+               uint8_t out_endpoints) {
+  if (entries == nullptr || size == 0 || size > (1u << 22) || (size & (size - 1)) != 0 ||
+      uint64_t{base} + size > entries->nslots || out_endpoints == 0 ||
       out_endpoints > vocab::kMaxChildren) {
     return false;
   }
   p = PipeState{};
   p.entries = entries;
+  p.base = base;
+  p.size = size;
   p.psn_start = first_psn & vocab::kPsnMask;
   p.out_endpoints = out_endpoints;
   const uint32_t before = vocab::psn_add(p.psn_start, -1);
@@ -38,7 +46,7 @@ PipeReceive pipe_receive(PipeState& p, uint32_t psn, int child, const SlotClaim&
   if (below(p, psn)) return PipeReceive::kRecycled;
   if (offset(p, psn) >= size_of(p)) return PipeReceive::kBeyond;
   SlotRegion& r = *p.entries;
-  const uint32_t i = r.index(psn);
+  const uint32_t i = pipe_entry(p, psn);
   // In range, entry i is empty (recycled: it held psn - N or older) or holds psn: psnStart only
   // passes a PSN once every out-endpoint has its result, so no live older PSN is left in it.
   switch (check_duplicate(r.meta[i], psn, child, claim)) {
@@ -66,7 +74,7 @@ PipeReceive pipe_receive(PipeState& p, uint32_t psn, int child, const SlotClaim&
 
 const uint8_t* pipe_result(const PipeState& p, uint32_t psn) {
   if (below(p, psn) || offset(p, psn) >= size_of(p)) return nullptr;
-  const uint32_t i = p.entries->index(psn);
+  const uint32_t i = pipe_entry(p, psn);
   const Slot& s = p.entries->meta[i];
   if (s.state != SlotState::kComplete || s.psn != psn) return nullptr;
   return p.entries->result_of(i);
@@ -81,13 +89,12 @@ bool pipe_next_ready(const PipeState& p, uint32_t& psn) {
 
 void pipe_sent(PipeState& p, uint32_t psn) { p.max_psn_sent = psn; }
 
-PipeAckResult pipe_ack(PipeState& p, int out, uint32_t psn) {
-  const auto o = static_cast<size_t>(out);
-  if (vocab::psn_gt(psn, p.max_psn_sent)) return {PipeAck::kBeyondSent, 0};
-  if (!vocab::psn_gt(psn, p.last_acked[o])) return {PipeAck::kOld, 0};
-  p.last_acked[o] = psn;
-  // psnStart = min(lastAcked) + 1: the oldest PSN some out-endpoint still lacks. Every lastAcked
-  // lies in [psnStart - 1, maxPsnSent], so distances back from maxPsnSent order them.
+namespace {
+
+// psnStart = min(lastAcked) + 1: the oldest PSN some out-endpoint still lacks; the entries it
+// passes are recycled. Every lastAcked lies in [psnStart - 1, maxPsnSent], so distances back from
+// maxPsnSent order them.
+uint32_t advance_start(PipeState& p) {
   uint32_t behind = 0;
   for (size_t e = 0; e < p.out_endpoints; ++e) {
     const uint32_t d = (p.max_psn_sent - p.last_acked[e]) & vocab::kPsnMask;
@@ -96,11 +103,39 @@ PipeAckResult pipe_ack(PipeState& p, int out, uint32_t psn) {
   const uint32_t start = vocab::psn_add(p.max_psn_sent, 1 - int64_t{behind});
   const uint32_t freed = (start - p.psn_start) & vocab::kPsnMask;  // <= N: start <= maxPsnSent+1
   for (uint32_t k = 0; k < freed; ++k) {
-    const uint32_t i = p.entries->index(vocab::psn_add(p.psn_start, k));
+    const uint32_t i = pipe_entry(p, vocab::psn_add(p.psn_start, k));
     p.entries->meta[i].state = SlotState::kEmpty;  // keeps its PSN: CheckDuplicate's zombie guard
   }
   p.psn_start = start;
-  return {PipeAck::kAdvanced, freed};
+  return freed;
+}
+
+}  // namespace
+
+PipeAckResult pipe_ack(PipeState& p, int out, uint32_t psn) {
+  const auto o = static_cast<size_t>(out);
+  if (vocab::psn_gt(psn, p.max_psn_sent)) return {PipeAck::kBeyondSent, 0};
+  if (!vocab::psn_gt(psn, p.last_acked[o])) return {PipeAck::kOld, 0};
+  p.last_acked[o] = psn;
+  return {PipeAck::kAdvanced, advance_start(p)};
+}
+
+bool pipe_in_range(const PipeState& p, uint32_t psn) {
+  return !below(p, psn) && offset(p, psn) < size_of(p);
+}
+
+PipeAckResult pipe_sent_to(PipeState& p, uint32_t psn, uint64_t receivers) {
+  const uint32_t before = p.max_psn_sent;
+  p.max_psn_sent = psn;
+  bool moved = false;
+  for (size_t e = 0; e < p.out_endpoints; ++e) {
+    if ((receivers >> e & 1) == 0 && p.last_acked[e] == before) {
+      p.last_acked[e] = psn;
+      moved = true;
+    }
+  }
+  if (!moved) return {PipeAck::kOld, 0};
+  return {PipeAck::kAdvanced, advance_start(p)};
 }
 
 PsnRun pipe_unacked(const PipeState& p, int out) {

@@ -33,7 +33,9 @@
 namespace epic::engine {
 
 struct PipeState {
-  SlotRegion* entries = nullptr;  // N = entries->nslots entries; PSN p uses entry p mod N
+  SlotRegion* entries = nullptr;  // the region its N entries lie in
+  uint32_t base = 0;              // PSN p uses entry base + (p mod N) of the region
+  uint32_t size = 0;              // N
   uint32_t psn_start = 0;         // the oldest PSN some out-endpoint has not acknowledged
   uint8_t out_endpoints = 0;      // 1..kMaxChildren
   std::array<uint32_t, vocab::kMaxChildren> last_acked{};  // per out-endpoint
@@ -44,6 +46,14 @@ struct PipeState {
 // first PSN is `first_psn`. False, nothing set, when N or the out-endpoints (1..64) are out of
 // range.
 bool pipe_init(PipeState& p, SlotRegion* entries, uint32_t first_psn, uint8_t out_endpoints);
+// The same over entries [base, base + size) of `entries` (a switch with a parent keeps an
+// upward and a downward Pipe in one granted region).
+bool pipe_init(PipeState& p, SlotRegion* entries, uint32_t base, uint32_t size, uint32_t first_psn,
+               uint8_t out_endpoints);
+// The entry of `psn` (in range) in the region.
+inline uint32_t pipe_entry(const PipeState& p, uint32_t psn) {
+  return p.base + (psn & (p.size - 1));
+}
 
 enum class PipeReceive : uint8_t {
   kBeyond,        // psn >= psnStart + N: dropped; answer with a NAK
@@ -61,12 +71,6 @@ enum class PipeReceive : uint8_t {
 PipeReceive pipe_receive(PipeState& p, uint32_t psn, int child, const SlotClaim& claim,
                          const uint8_t* payload, uint16_t len, uint16_t fan_in);
 
-// The next PSN to send on (maxPsnSent + 1), when its entry is complete and in range: results go
-// out in PSN order. False when it is not ready yet.
-bool pipe_next_ready(const PipeState& p, uint32_t& psn);
-// The result of `psn` = maxPsnSent + 1 went to every out-endpoint.
-void pipe_sent(PipeState& p, uint32_t psn);
-
 enum class PipeAck : uint8_t {
   kAdvanced,    // lastAcked moved (psnStart may have, recycling entries)
   kOld,         // at or below lastAcked: nothing new (a duplicate or coalesced ACK)
@@ -76,6 +80,23 @@ struct PipeAckResult {
   PipeAck verdict = PipeAck::kOld;
   uint32_t recycled = 0;  // entries freed by this ACK
 };
+
+// The next PSN to send on (maxPsnSent + 1), when its entry is complete and in range: results go
+// out in PSN order. False when it is not ready yet.
+bool pipe_next_ready(const PipeState& p, uint32_t& psn);
+// The result of `psn` = maxPsnSent + 1 went to every out-endpoint.
+void pipe_sent(PipeState& p, uint32_t psn);
+
+// Holes. On a Mode-III hop not every out-endpoint receives every PSN (a Reduce's result goes
+// only toward its root), and not every PSN reaches every Pipe (a Broadcast from another subtree
+// never comes up through this one). `psn` = maxPsnSent + 1 (in range) went out to the
+// out-endpoints in `receivers` (bit e: out-endpoint e) — none when nobody here sends it —,
+// and its entry, if `completed` is false, was never used. An out-endpoint that does not
+// receive it and has acknowledged everything before it counts as having acknowledged it too:
+// psnStart may advance (the result says how many entries were freed).
+PipeAckResult pipe_sent_to(PipeState& p, uint32_t psn, uint64_t receivers);
+// The PSN `psn` is in the Pipe's range [psnStart, psnStart + N).
+bool pipe_in_range(const PipeState& p, uint32_t psn);
 
 // Out-endpoint `out` acknowledges every result up to `psn` (RC ACKs are cumulative).
 PipeAckResult pipe_ack(PipeState& p, int out, uint32_t psn);

@@ -40,4 +40,16 @@ void TimerWheel::unlink(TimerNode& n) {
   --armed_;
 }
 
+std::optional<uint64_t> TimerWheel::next_due_ns() const {
+  if (armed_ == 0) return std::nullopt;
+  std::optional<uint64_t> due;
+  for (const TimerNode& head : heads_) {
+    for (const TimerNode* n = head.next; n != &head; n = n->next) {
+      if (!due || n->due < *due) due = n->due;
+    }
+  }
+  if (!due) return std::nullopt;
+  return *due * tick_ns_;
+}
+
 }  // namespace epic::engine

@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace epic::engine {
@@ -69,6 +70,9 @@ class TimerWheel {
   }
 
   size_t armed() const { return armed_; }
+  // The earliest time an armed node is due (its tick's start), nullopt when none is armed.
+  // O(slots + armed): for harnesses and tools, not the packet path.
+  std::optional<uint64_t> next_due_ns() const;
   uint64_t tick_ns() const { return tick_ns_; }
 
  private:

@@ -48,30 +48,40 @@ const CollectiveRecord* find_record(const GroupState& g, uint32_t end, uint32_t 
   return hi < kept ? &newest(g, hi) : nullptr;
 }
 
-PacketRef locate_rank(const GroupState& g, size_t c, uint32_t psn, bool send) {
-  const uint16_t rank = g.config->children[c].first_rank;
+// The packet at `psn` of edge `e`'s own send (or receive) sequence.
+PacketRef locate_edge(const GroupState& g, size_t e, uint32_t psn, bool send) {
   const auto start = [&](const CollectiveRecord& r) {
-    return send ? r.send_ctrl[c] : r.recv_ctrl[c];
+    return send ? r.send_ctrl[e] : r.recv_ctrl[e];
   };
   const CollectiveRecord* rec =
-      find_record(g, send ? g.next_send_ctrl[c] : g.next_recv_ctrl[c], psn, start);
+      find_record(g, send ? g.next_send_ctrl[e] : g.next_recv_ctrl[e], psn, start);
   if (rec == nullptr) return {};
   const uint32_t off = (psn - start(*rec)) & vocab::kPsnMask;
   if (off == 0) return {rec, true, 0};
-  return {rec, false,
-          send ? rec->shape.send_item(rank, off - 1) : rec->shape.recv_item(rank, off - 1)};
+  const RankRange r = edge_ranks(g, e);
+  const vocab::PacketSet set =
+      send ? rec->shape.send_set(r.first, r.count) : rec->shape.recv_set(r.first, r.count);
+  return {rec, false, set.item(off - 1)};
 }
 
 }  // namespace
 
 PacketRef locate_send(const GroupState& g, int child, uint32_t psn) {
   const auto c = static_cast<size_t>(child);
-  if (!g.config->children[c].is_rank) return locate_group(g, psn);
-  return locate_rank(g, c, psn, true);
+  if (!own_sequences(g, c)) return locate_group(g, psn);
+  return locate_edge(g, c, psn, true);
 }
 
 PacketRef locate_recv(const GroupState& g, int child, uint32_t psn) {
-  return locate_rank(g, static_cast<size_t>(child), psn, false);
+  return locate_edge(g, static_cast<size_t>(child), psn, false);
+}
+
+PacketRef locate_parent_send(const GroupState& g, uint32_t psn) {
+  return locate_edge(g, kParentEdge, psn, true);
+}
+
+PacketRef locate_parent_recv(const GroupState& g, uint32_t psn) {
+  return locate_edge(g, kParentEdge, psn, false);
 }
 
 PacketRef locate_group(const GroupState& g, uint32_t gpsn) {
@@ -87,15 +97,21 @@ const CollectiveRecord* create_record(GroupState& g, const CollectiveDescriptor&
   CollectiveRecord& rec = g.history[g.collectives % g.history.size()];
   rec.shape = shape_of(d, cfg.num_ranks, cfg.pmtu);
   rec.g_ctrl = g.next_g_ctrl;
-  for (size_t c = 0; c < cfg.children.size(); ++c) {
-    const ChildLink& link = cfg.children[c];
-    rec.send_ctrl[c] = g.next_send_ctrl[c];
-    rec.recv_ctrl[c] = g.next_recv_ctrl[c];
-    const uint32_t sent = link.is_rank ? rec.shape.send_count(link.first_rank) : rec.shape.n_data;
-    const uint32_t recvd = link.is_rank ? rec.shape.recv_count(link.first_rank) : rec.shape.n_data;
-    g.next_send_ctrl[c] = vocab::psn_add(g.next_send_ctrl[c], 1 + int64_t{sent});
-    g.next_recv_ctrl[c] = vocab::psn_add(g.next_recv_ctrl[c], 1 + int64_t{recvd});
-  }
+  const auto advance = [&](size_t e) {
+    rec.send_ctrl[e] = g.next_send_ctrl[e];
+    rec.recv_ctrl[e] = g.next_recv_ctrl[e];
+    uint32_t sent = rec.shape.n_data;
+    uint32_t recvd = rec.shape.n_data;
+    if (own_sequences(g, e)) {
+      const RankRange r = edge_ranks(g, e);
+      sent = rec.shape.send_set(r.first, r.count).count();
+      recvd = rec.shape.recv_set(r.first, r.count).count();
+    }
+    g.next_send_ctrl[e] = vocab::psn_add(g.next_send_ctrl[e], 1 + int64_t{sent});
+    g.next_recv_ctrl[e] = vocab::psn_add(g.next_recv_ctrl[e], 1 + int64_t{recvd});
+  };
+  for (size_t c = 0; c < cfg.children.size(); ++c) advance(c);
+  if (cfg.parent && own_sequences(g, kParentEdge)) advance(kParentEdge);
   if (!rec.shape.multi_source() && rec.shape.n_data > 0) {
     g.one_source_until = vocab::psn_add(rec.g_ctrl, rec.shape.n_data);
   }
@@ -116,21 +132,22 @@ const CollectiveRecord* create_record(GroupState& g, const CollectiveDescriptor&
   return &rec;
 }
 
-uint32_t recv_psn(const GroupState& g, size_t child, const PacketRef& ref) {
-  const ChildLink& link = g.config->children[child];
-  if (!link.is_rank) return ref.gpsn();
+uint32_t recv_psn(const GroupState& g, size_t e, const PacketRef& ref) {
+  if (!own_sequences(g, e)) return ref.gpsn();
   const CollectiveRecord& rec = *ref.record;
-  if (ref.control) return rec.recv_ctrl[child];
-  return vocab::psn_add(rec.recv_ctrl[child],
-                        1 + int64_t{rec.shape.recv_index(link.first_rank, ref.j)});
+  if (ref.control) return rec.recv_ctrl[e];
+  const RankRange r = edge_ranks(g, e);
+  return vocab::psn_add(rec.recv_ctrl[e],
+                        1 + int64_t{rec.shape.recv_set(r.first, r.count).index(ref.j)});
 }
 
-uint32_t send_psn(const GroupState& g, size_t child, const PacketRef& ref) {
-  const ChildLink& link = g.config->children[child];
+uint32_t send_psn(const GroupState& g, size_t e, const PacketRef& ref) {
+  if (!own_sequences(g, e)) return ref.gpsn();
   const CollectiveRecord& rec = *ref.record;
-  if (ref.control) return rec.send_ctrl[child];
-  return vocab::psn_add(rec.send_ctrl[child],
-                        1 + int64_t{rec.shape.send_index(link.first_rank, ref.j)});
+  if (ref.control) return rec.send_ctrl[e];
+  const RankRange r = edge_ranks(g, e);
+  return vocab::psn_add(rec.send_ctrl[e],
+                        1 + int64_t{rec.shape.send_set(r.first, r.count).index(ref.j)});
 }
 
 }  // namespace epic::engine

@@ -32,10 +32,35 @@ struct PacketRef {
   uint32_t gpsn() const { return vocab::psn_add(record->g_ctrl, control ? 0 : 1 + int64_t{j}); }
 };
 
-// The packet at `psn` of a child's send sequence (a switch child's is the group PSN space).
+// Whether edge `e` (a child, or kParentEdge) numbers its packets in sequences of its own —
+// the packets the ranks behind it send, and those they receive — rather than in the group PSN
+// space: a rank child always; in Mode-III every edge, so that each hop is an RC connection
+// without gaps (Mode-II's switch children and parent use the group PSN space).
+inline bool own_sequences(const GroupState& g, size_t e) {
+  const bool mode3 = g.config->mode == vocab::GroupMode::kMode3;
+  return e == kParentEdge ? mode3 : g.config->children[e].is_rank || mode3;
+}
+// The ranks behind edge `e`: [first, first + count). Behind the parent edge, in the direction
+// this switch sends, are this switch's own ranks (its subtree).
+struct RankRange {
+  uint16_t first = 0;
+  uint16_t count = 0;
+};
+inline RankRange edge_ranks(const GroupState& g, size_t e) {
+  if (e == kParentEdge) return {g.subtree_first, g.subtree_ranks};
+  const ChildLink& l = g.config->children[e];
+  return {l.first_rank, l.rank_count};
+}
+
+// The packet at `psn` of a child's send sequence (a Mode-II switch child's is the group PSN
+// space).
 PacketRef locate_send(const GroupState& g, int child, uint32_t psn);
-// The packet at `psn` of a rank child's receive sequence.
+// The packet at `psn` of a child's receive sequence (a rank child, or any child in Mode-III).
 PacketRef locate_recv(const GroupState& g, int child, uint32_t psn);
+// Mode-III: the packet at `psn` of the sequence this switch sends to its parent (its subtree's
+// uploads), and of the one it receives from it (results for its subtree).
+PacketRef locate_parent_send(const GroupState& g, uint32_t psn);
+PacketRef locate_parent_recv(const GroupState& g, uint32_t psn);
 // The packet at group PSN `gpsn`.
 PacketRef locate_group(const GroupState& g, uint32_t gpsn);
 
@@ -43,10 +68,11 @@ PacketRef locate_group(const GroupState& g, uint32_t gpsn);
 // record kept); advances the next control PSNs.
 const CollectiveRecord* create_record(GroupState& g, const CollectiveDescriptor& d);
 
-// The PSN `ref` has in child `child`'s receive sequence (a switch child's: the group PSN).
-uint32_t recv_psn(const GroupState& g, size_t child, const PacketRef& ref);
-// The PSN `ref` has in rank child `child`'s send sequence (it must send it).
-uint32_t send_psn(const GroupState& g, size_t child, const PacketRef& ref);
+// The PSN `ref` has in edge `e`'s receive sequence (a Mode-II switch child's: the group PSN).
+uint32_t recv_psn(const GroupState& g, size_t e, const PacketRef& ref);
+// The PSN `ref` has in edge `e`'s send sequence (its ranks must send it; a Mode-II switch
+// child's: the group PSN).
+uint32_t send_psn(const GroupState& g, size_t e, const PacketRef& ref);
 
 // Whether any rank below child `child` sends (receives) `ref`.
 inline bool child_sends(const GroupState& g, size_t child, const PacketRef& ref) {

@@ -45,7 +45,7 @@ for loss in $PHASES; do
   after=$(snap)
   echo "$(delta "$before" "$after")" > "/mnt/rxe.p$k.g$ID.txt"
   echo "$rc" > "/mnt/done.p$k.g$ID.tmp" && mv "/mnt/done.p$k.g$ID.tmp" "/mnt/done.p$k.g$ID"
-  echo "g$ID phase $k (loss $loss%): inc-rank rc=$rc in $(( $(date +%s) - t0 ))s;" \
+  echo "g$ID phase $k (mode/loss $loss%): inc-rank rc=$rc in $(( $(date +%s) - t0 ))s;" \
     "rxe: $(cat "/mnt/rxe.p$k.g$ID.txt")"
   tail -n 3 "$out"
   [ "$rc" = 0 ] || fails=$((fails + 1))

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # incd_rxe.sh - real RDMA ranks through incd: Soft-RoCE (rdma_rxe) qemu guests running EPIC
-# Mode-II collectives with libibverbs (inc-rank --transport verbs) through the user-space switch.
+# Mode-II and Mode-III collectives with libibverbs (inc-rank --transport verbs) through the
+# user-space switch.
 #
-#   deploy/lab/incd_rxe.sh [-o OUTDIR] [--loss PCT[,PCT...]] [--ranks N] [--incd PATH]
+#   deploy/lab/incd_rxe.sh [-o OUTDIR] [--loss PCT[,PCT...]] [--modes M[,M]] [--ranks N] [--incd PATH]
 #                          [--inc-rank PATH] [--plan PLAN] [--reps K] [--window MW]
 #                          [--qp-timeout CODE] [--seed S] [-t SEC] [--no-pcap-check]
 #
@@ -17,10 +18,12 @@
 # (--wait-file); the ranks connect (the kernel ARPs for 10.9.0.254 at RTR) and run the plan,
 # each checking every result bit for bit.
 #
-# Phases: one incd run per entry of --loss (default "0,1": lossless, then PCT % of the frames
-# dropped by incd's fault stage as they arrive from every port and as they leave on it), in one
-# boot of the guests. Each phase prints
-#   PHASE <k> loss=<pct>% PASS|FAIL ranks_ok=<r>/<N> collectives_verified=<c> wall=<s>s incd: ...
+# Phases: one incd run per mode of --modes (default "2": Mode-II; "2,3": Mode-II, then the
+# same group in Mode-III, hop timeout --hop-timeout-us) and entry of --loss (default "0,1":
+# lossless, then PCT % of the frames dropped by incd's fault stage as they arrive from every
+# port and as they leave on it: both directions of every hop), in one boot of the guests. Each
+# phase prints
+#   PHASE <k> mode=<m> loss=<pct>% PASS|FAIL ranks_ok=<r>/<N> collectives_verified=<c> ... incd: ...
 # The capture (UDP 4791 on every tap, both directions) is checked by check_rxe_pcap.py: every
 # ICRC, those rdma_rxe produced and those incd produced (skip with --no-pcap-check).
 # The last line is "INCD_RXE PASS ..." or "INCD_RXE FAIL: <reason>".
@@ -83,8 +86,9 @@ if [ "${1:-}" = __switch ]; then
   }
   echo "host: taps ${TAPS[*]}"
   k=0
-  for loss in $PHASES; do
+  for phase in $PHASES; do
     k=$((k + 1))
+    mode=${phase%/*}; loss=${phase#*/}
     t0=$(date +%s)
     # the first phase also waits for the guests to boot
     if ! wait_files "$SHARE/qpn.p$k" "$([ $k = 1 ] && echo "$BOOT_WAIT_S" || echo 120)" "$k"; then
@@ -93,9 +97,10 @@ if [ "${1:-}" = __switch ]; then
       touch "$SHARE/go.p$k"; continue
     fi
     cfg=$OUTDIR/incd.p$k.json
-    /usr/bin/python3 - "$cfg" "$k" "$loss" "$SHARE" "${TAPS[@]}" <<'PY'
+    /usr/bin/python3 - "$cfg" "$k" "$loss" "$SHARE" "$mode" "${TAPS[@]}" <<'PY'
 import json, os, sys
-cfg, k, loss, share, taps = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4], sys.argv[5:]
+cfg, k, loss, share = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
+mode, taps = int(sys.argv[5]), sys.argv[6:]
 p = {}
 for line in open(os.path.join(share, "params.sh")):
     if "=" in line and not line.startswith("#"):
@@ -125,8 +130,9 @@ c = {
     "switch": {"inc_addresses": [{"ipv4": p["SWITCH_IP"], "mac": p["SWITCH_MAC"]}],
                "l2_aging_s": 300, "l2_table_size": 4096, "bad_icrc": "pass"},
     "faults": faults,
-    "groups": [{"id": 1, "ranks": int(p["RANKS"]), "initial_psn": int(p["INITIAL_PSN"], 0),
-                "window": int(p["WINDOW"]), "pmtu": int(p["PMTU"]), "children": children}],
+    "groups": [dict({"id": 1, "ranks": int(p["RANKS"]), "initial_psn": int(p["INITIAL_PSN"], 0),
+                     "window": int(p["WINDOW"]), "pmtu": int(p["PMTU"]), "children": children},
+                    **({"mode": 3, "hop_timeout_us": int(p["HOP_TIMEOUT_US"])} if mode == 3 else {}))],
     "metrics": {"listen": f"127.0.0.1:{p['METRICS_PORT']}", "stall_after_ms": 5000},
     "log": {"level": "info", "file": ""},
 }
@@ -144,7 +150,7 @@ PY
       echo "HOST_PHASE $k rc=1 incd did not start" >> "$SHARE/host_phases.txt"
       stop_incd; touch "$SHARE/go.p$k"; continue
     fi
-    echo "host: phase $k (loss $loss%): incd pid $INCD_PID up after $(( $(date +%s) - t0 ))s; ranks go"
+    echo "host: phase $k (Mode-$mode, loss $loss%): incd pid $INCD_PID up after $(( $(date +%s) - t0 ))s; ranks go"
     touch "$SHARE/go.p$k"
     wait_files "$SHARE/done.p$k" "$PHASE_WAIT_S"; waited=$?
     scrape > "$OUTDIR/metrics.p$k.txt" 2>&1
@@ -160,19 +166,23 @@ fi
 # --- the command ----------------------------------------------------------------------------
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 die() { echo "incd_rxe.sh: $*" >&2; echo "INCD_RXE FAIL: $*"; exit 2; }
-OUTDIR=""; LOSS="0,1"; RANKS=3; INCD=$ROOT/build/release/daemon/incd
+OUTDIR=""; LOSS="0,1"; MODES=2; HOP_TIMEOUT_US=20000; RANKS=3; INCD=$ROOT/build/release/daemon/incd
 INC_RANK=$ROOT/build/release/tools/inc-rank/inc-rank; REPS=1; WINDOW=64; QP_TIMEOUT=18
 TIMEOUT=420; PCAP_CHECK=1; SEED=1; SWITCH_MAC=02:ec:00:00:00:fe
-# AllReduce int32 and fp32 sum, Barrier, Broadcast (root 1), Reduce (root 2); up to 64 KiB a
-# rank (64 packets at path MTU 1024: within the window, as the verbs window needs).
+# AllReduce int32 and fp32 sum, Barrier, Broadcast (root 1), Reduce (root 2), ReduceScatter,
+# AllGather; up to 64 KiB a rank (64 packets at path MTU 1024: within the window, as the verbs
+# window needs).
 PLAN="allreduce:int32:sum:1,allreduce:int32:sum:1000,allreduce:int32:sum:16384"
 PLAN="$PLAN,allreduce:fp32:sum:300,allreduce:fp32:sum:16384,barrier"
 PLAN="$PLAN,broadcast:int32:root=1:16384,broadcast:fp32:root=1:777"
 PLAN="$PLAN,reduce:int32:sum:root=2:16384,reduce:fp32:sum:root=2:2500,barrier"
+PLAN="$PLAN,reduce_scatter:int32:sum:4096,allgather:fp32:4096"
 while [ $# -gt 0 ]; do
   case $1 in
     -o|--out) OUTDIR=$2; shift 2;;
     --loss) LOSS=$2; shift 2;;
+    --modes) MODES=$2; shift 2;;
+    --hop-timeout-us) HOP_TIMEOUT_US=$2; shift 2;;
     --ranks) RANKS=$2; shift 2;;
     --incd) INCD=$2; shift 2;;
     --inc-rank) INC_RANK=$2; shift 2;;
@@ -189,7 +199,14 @@ while [ $# -gt 0 ]; do
 done
 [[ $RANKS =~ ^[0-9]+$ ]] && [ "$RANKS" -ge 3 ] && [ "$RANKS" -le 64 ] || die "--ranks must be 3..64"
 [[ $LOSS =~ ^[0-9.]+(,[0-9.]+)*$ ]] || die "--loss is a comma-separated list of percentages"
-PHASES=$(tr , ' ' <<< "$LOSS")
+[[ $MODES =~ ^[23](,[23])*$ ]] || die "--modes is a comma-separated list of 2 (Mode-II) and 3 (Mode-III)"
+[[ $HOP_TIMEOUT_US =~ ^[0-9]+$ ]] && [ "$HOP_TIMEOUT_US" -ge 10 ] && [ "$HOP_TIMEOUT_US" -le 1000000 ] \
+  || die "--hop-timeout-us must be 10..1000000"
+PHASES=""
+for m in $(tr , ' ' <<< "$MODES"); do
+  for l in $(tr , ' ' <<< "$LOSS"); do PHASES="$PHASES $m/$l"; done
+done
+PHASES=${PHASES# }
 for b in "$INCD" "$INC_RANK"; do
   [ -x "$b" ] || die "$b is not an executable: build it (cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release && ninja -C build/release incd inc-rank) or pass --incd/--inc-rank"
 done
@@ -214,7 +231,7 @@ fi
 touch "$OUTDIR/.incd_rxe"
 T0=$(date +%s)
 nphases=$(wc -w <<< "$PHASES")
-echo "incd_rxe: $RANKS ranks, phases (loss %): $PHASES, window $WINDOW, qp timeout code $QP_TIMEOUT, seed $SEED, out $OUTDIR"
+echo "incd_rxe: $RANKS ranks, phases (mode/loss %): $PHASES, hop timeout ${HOP_TIMEOUT_US} us (Mode-III), window $WINDOW, qp timeout code $QP_TIMEOUT, seed $SEED, out $OUTDIR"
 
 cat > "$OUTDIR/params.sh" <<EOF
 RANKS=$RANKS
@@ -222,6 +239,7 @@ PHASES="$PHASES"
 PLAN="$PLAN"
 REPS=$REPS
 WINDOW=$WINDOW
+HOP_TIMEOUT_US=$HOP_TIMEOUT_US
 PMTU=1024
 INITIAL_PSN=0x100
 SEED=$SEED
@@ -258,8 +276,9 @@ metric() { # FILE NAME [LABEL-SUBSTRING]: sum of the samples
   awk -v n="$1" -v l="${3:-}" '$1 ~ "^"n"({|$)" && index($0, l) { s += $NF } END { printf "%d", s }' "$2" 2>/dev/null
 }
 fail_reasons=(); total_verified=0; k=0
-for loss in $PHASES; do
+for phase in $PHASES; do
   k=$((k + 1))
+  mode=${phase%/*}; loss=${phase#*/}
   ok=0; verified=0; worst=0; detail=""
   for g in $(seq 1 "$RANKS"); do
     f=$SHARE/rank.p$k.g$g.out
@@ -279,15 +298,15 @@ for loss in $PHASES; do
   host=$(grep -h "^HOST_PHASE $k " "$SHARE/host_phases.txt" 2>/dev/null | tail -n 1)
   incd_ok=0; grep -q 'rc=0 incd_alive=1 incd_exit=0' <<< "$host" && incd_ok=1
   verdict=FAIL; [ $ok = "$RANKS" ] && [ $incd_ok = 1 ] && verdict=PASS
-  printf 'PHASE %d loss=%s%% %s ranks_ok=%d/%d collectives_verified=%d worst_latency_ms=%.0f %s | incd: aggregations=%s retransmissions=%s faults_injected=%s engine_drops=%s\n' \
-    "$k" "$loss" "$verdict" "$ok" "$RANKS" "$verified" "$(awk -v x="$worst" 'BEGIN{print x/1000}')" \
+  printf 'PHASE %d mode=%s loss=%s%% %s ranks_ok=%d/%d collectives_verified=%d worst_latency_ms=%.0f %s | incd: aggregations=%s retransmissions=%s faults_injected=%s engine_drops=%s\n' \
+    "$k" "$mode" "$loss" "$verdict" "$ok" "$RANKS" "$verified" "$(awk -v x="$worst" 'BEGIN{print x/1000}')" \
     "${host#HOST_PHASE $k }" \
     "$(metric incd_group_aggregations_completed_total "$m")" "$(metric incd_group_retransmissions_total "$m")" \
     "$(metric incd_port_faults_injected_total "$m")" "$(metric incd_engine_drops_total "$m")"
   for g in $(seq 1 "$RANKS"); do
     echo "  g$g rxe: $(cat "$SHARE/rxe.p$k.g$g.txt" 2>/dev/null || echo none)"
   done
-  [ $verdict = PASS ] || fail_reasons+=("phase $k (loss $loss%):${detail:- incd: ${host:-no host result}}")
+  [ $verdict = PASS ] || fail_reasons+=("phase $k (Mode-$mode, loss $loss%):${detail:- incd: ${host:-no host result}}")
 done
 [ "$lab_rc" = 0 ] || fail_reasons+=("the lab run failed (rxe_lab.sh rc=$lab_rc)")
 for g in $(seq 1 "$RANKS"); do

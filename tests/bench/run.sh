@@ -8,7 +8,7 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${EPIC_BENCH_BUILD:-$ROOT/build/release}
-BENCHES=(wire_bench arith_bench engine_bench incd_loop_bench incd_veth_bench)
+BENCHES=(wire_bench arith_bench engine_bench incd_loop_bench incd_veth_bench loss_tolerance)
 case "${1:-}" in
   ""|-h|--help) sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   --list) printf '%s\n' "${BENCHES[@]}" compare; exit 0 ;;

@@ -4,7 +4,7 @@
 // arith::reference and EPIC's counter identities.
 #include <gtest/gtest.h>
 
-#include "host/collective/inputs.h"
+#include "tests/harness/harness_plan.h"
 #include "tests/harness/mode2_harness.h"
 
 namespace epic::harness {
@@ -14,20 +14,6 @@ using vocab::CollectiveDescriptor;
 using vocab::CollectiveType;
 using vocab::DType;
 using vocab::ReduceOp;
-
-struct Plan {
-  std::vector<CollectiveDescriptor> plan;
-  std::vector<std::vector<std::vector<uint8_t>>> inputs;
-};
-
-Plan make_plan(const std::vector<CollectiveDescriptor>& ds, int ranks, uint64_t seed) {
-  Plan p;
-  for (size_t k = 0; k < ds.size(); ++k) {
-    p.plan.push_back(ds[k]);
-    p.inputs.push_back(host::exact_inputs(ds[k], static_cast<uint16_t>(ranks), seed, k));
-  }
-  return p;
-}
 
 CollectiveDescriptor allreduce(DType t, ReduceOp op, uint32_t count) {
   return {CollectiveType::kAllReduce, t, op, 0, count};

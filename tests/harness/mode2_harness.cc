@@ -1,5 +1,6 @@
 #include "tests/harness/mode2_harness.h"
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <optional>
@@ -80,6 +81,8 @@ class Network {
     S.config.initial_psn = cfg_.initial_psn;
     S.config.window = cfg_.window;
     S.config.pmtu = cfg_.pmtu;
+    S.config.mode = cfg_.mode;
+    S.config.hop_timeout_us = cfg_.hop_timeout_us;
     const int fan = cfg_.shape[level];
     const bool leaf = level + 1 == cfg_.shape.size();
     if (parent >= 0) {
@@ -108,7 +111,7 @@ class Network {
         q.sq_psn = q.rq_psn = cfg_.initial_psn;
         q.pmtu = cfg_.pmtu;
         q.max_outstanding = cfg_.window;
-        q.retransmit_timeout_ns = 2'000'000;
+        q.retransmit_timeout_ns = cfg_.rank_timeout_ns;
         q.retry_count = 7;
         q.path.local_mac = cl.remote.mac;
         q.path.remote_mac = S.self.mac;
@@ -152,8 +155,16 @@ class Network {
     const auto it = links_.find({from.node, from.port});
     if (it == links_.end()) return;
     const Faults& f = cfg_.faults;
+    uint64_t leaves = now_;  // when its last bit is on the wire
+    if (cfg_.link_gbps > 0) {
+      uint64_t& busy = busy_until_[{from.node, from.port}];
+      leaves = std::max(now_, busy) + static_cast<uint64_t>(frame.size() * 8 / cfg_.link_gbps);
+      busy = leaves;
+    }
+    if (now_ >= f.outage_at_ns && now_ - f.outage_at_ns < f.outage_ns) return;
     if (uni(f.loss)) return;
-    const uint64_t delay = 1000 + (uni(f.reorder) ? rng_() % 30000 : 0);
+    const uint64_t delay =
+        leaves - now_ + cfg_.link_delay_ns + (uni(f.reorder) ? rng_() % 30000 : 0);
     if (uni(f.duplicate)) queue_.push({now_ + delay + rng_() % 8000, seq_++, it->second, frame});
     queue_.push({now_ + delay, seq_++, it->second, std::move(frame)});
   }
@@ -172,6 +183,7 @@ class Network {
   std::vector<std::unique_ptr<Rank>> ranks_;
   std::vector<std::pair<int, int>> rank_leaf_;  // (switch, child index)
   std::map<std::pair<int, int>, PortRef, KeyLess> links_;
+  std::map<std::pair<int, int>, uint64_t, KeyLess> busy_until_;  // per sending port
   std::priority_queue<InFlight, std::vector<InFlight>, std::greater<>> queue_;
   uint64_t now_ = 0, seq_ = 0;
 };
@@ -223,6 +235,16 @@ RunResult run(const HarnessConfig& cfg, const std::vector<vocab::CollectiveDescr
       why = "rank " + std::to_string(r) + ": " + rk.runner->error();
     }
   };
+  const bool mode3 = cfg.mode == vocab::GroupMode::kMode3;
+  // Mode-III: nothing in flight and no switch with a timer or a Pipe to continue.
+  auto drained = [&] {
+    if (!mode3) return true;
+    if (!net.queue_.empty()) return false;
+    for (auto& S : net.switches_) {
+      if (S->engine.next_poll_ns()) return false;
+    }
+    return true;
+  };
   auto done = [&] {
     for (auto& rk : net.ranks_) {
       if (rk->runner->started() < plan.size() || !rk->runner->done() ||
@@ -238,9 +260,12 @@ RunResult run(const HarnessConfig& cfg, const std::vector<vocab::CollectiveDescr
   e::TxBatch tx;
   for (int iter = 0; iter < 50'000'000 && why.empty(); ++iter) {
     for (size_t r = 0; r < R && why.empty(); ++r) step(r);
-    if (!why.empty() || done()) break;
+    if (!why.empty() || (done() && drained())) break;
     uint64_t next = UINT64_MAX;
     if (!net.queue_.empty()) next = net.queue_.top().t;
+    for (auto& S : net.switches_) {
+      if (const auto t = S->engine.next_poll_ns()) next = std::min(next, std::max(*t, net.now_));
+    }
     for (auto& rk : net.ranks_) {
       if (auto d = rk->qp->next_deadline()) next = std::min(next, *d);
       if (rk->start_at) next = std::min(next, *rk->start_at);
@@ -264,13 +289,19 @@ RunResult run(const HarnessConfig& cfg, const std::vector<vocab::CollectiveDescr
       }
     }
     for (size_t sw = 0; sw < net.switches_.size(); ++sw) {
+      tx.clear();
+      net.switches_[sw]->engine.poll(net.now_, tx);
+      for (size_t i = 0; i < tx.size(); ++i) {
+        net.transmit({static_cast<int>(sw), tx.frame(i).port},
+                     std::vector<uint8_t>(tx.data(i), tx.data(i) + tx.frame(i).length));
+      }
       if (bursts[sw].empty()) continue;
       for (size_t i = 0; i < bursts[sw].size(); ++i) {
         bursts[sw][i].data = burst_frames[sw][i].data();
         bursts[sw][i].length = static_cast<uint16_t>(burst_frames[sw][i].size());
       }
       tx.clear();
-      net.switches_[sw]->engine.process(bursts[sw].data(), bursts[sw].size(), tx);
+      net.switches_[sw]->engine.process(bursts[sw].data(), bursts[sw].size(), tx, net.now_);
       bursts[sw].clear();
       burst_frames[sw].clear();
       for (size_t i = 0; i < tx.size(); ++i) {
@@ -281,6 +312,8 @@ RunResult run(const HarnessConfig& cfg, const std::vector<vocab::CollectiveDescr
     for (auto& rk : net.ranks_) rk->qp->on_timer(net.now_);
   }
   res.virtual_ns = net.now_;
+  if (why.empty() && done() && !drained())
+    why = "the network did not drain (timers or frames left)";
   if (!why.empty() || !done()) {
     std::ostringstream o;
     o << (why.empty() ? "hang" : why) << " at virtual t=" << net.now_ << " ns:";
@@ -297,6 +330,23 @@ RunResult run(const HarnessConfig& cfg, const std::vector<vocab::CollectiveDescr
               host::format_collective(plan[k]) + ") differs from the reference at byte " +
               std::to_string(*at);
       }
+    }
+  }
+  // Mode-III: every Pipe sent every PSN announced and every out-endpoint acknowledged it.
+  for (size_t sw = 0; sw < net.switches_.size() && why.empty() && mode3; ++sw) {
+    for (const e::GroupState* g : net.switches_[sw]->engine.groups()) {
+      const e::Mode3State& m = *g->mode3;
+      const bool root = !g->config->parent;
+      for (const e::PipeState* p : {&m.up, &m.down}) {
+        if (p == &m.down && root) continue;
+        if (p->psn_start != g->next_g_ctrl ||
+            p->max_psn_sent != ((g->next_g_ctrl - 1) & 0xFFFFFF)) {
+          why = "switch " + std::to_string(sw) + ": a Pipe kept entries at the end (psnStart " +
+                std::to_string(p->psn_start) + ", maxPsnSent " + std::to_string(p->max_psn_sent) +
+                ", announced up to " + std::to_string(g->next_g_ctrl) + ")";
+        }
+      }
+      if (m.failed) why = "switch " + std::to_string(sw) + ": a hop failed";
     }
   }
   for (auto& S : net.switches_) {

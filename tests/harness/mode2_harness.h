@@ -1,12 +1,14 @@
-// The deterministic Mode-II harness: an in-process network of soft RC ranks
+// The deterministic harness: an in-process network of soft RC ranks
 // (host/transport/soft RcQp, the same endpoint that interoperates with Linux
-// rdma_rxe) and Mode-II switches (datapath/engine), joined by simulated links
+// rdma_rxe) and Mode-II or Mode-III switches (datapath/engine), joined by simulated links
 // with seeded loss, duplication, reordering and delay (ACKs included), on a
 // virtual clock. Every rank runs a plan of collectives with the rank library's
 // own logic (host/collective CollectiveRunner: post receives, send the control
 // message, send its data, wait for the results), and the harness checks
 // results against host/collective/expected.h bit for bit. A virtual-time
-// bound turns a hang into a failure with a dump of the stuck PSNs.
+// bound turns a hang into a failure with a dump of the stuck PSNs. In Mode-III
+// the network then drains (every ACK delivered, every timer stopped) and every
+// Pipe must have sent and recycled every entry.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +17,7 @@
 
 #include "datapath/engine/counters.h"
 #include "host/transport/soft/rc_counters.h"
+#include "proto/context/group_context.h"
 #include "proto/vocab/collective.h"
 
 namespace epic::harness {
@@ -23,6 +26,10 @@ struct Faults {
   double loss = 0;  // per frame, on every link, both directions
   double duplicate = 0;
   double reorder = 0;  // probability a frame takes an extra random delay
+  // A burst outage: every frame sent on any link in [outage_at_ns, outage_at_ns + outage_ns)
+  // of virtual time is lost.
+  uint64_t outage_at_ns = 0;
+  uint64_t outage_ns = 0;
   friend bool operator==(const Faults&, const Faults&) = default;
 };
 
@@ -40,6 +47,15 @@ struct HarnessConfig {
   // the others wait for it at the switch.
   int late_rank = -1;
   uint64_t late_ns = 0;
+  // The group's mode at every switch; Mode-III's hop timeout (local ACK timeout per hop).
+  vocab::GroupMode mode = vocab::GroupMode::kMode2;
+  uint32_t hop_timeout_us = 100;
+  // Links: propagation delay, and a line rate (0: frames take no time to serialise; else each
+  // direction of a link sends one frame after the other at this rate, lost frames included).
+  uint64_t link_delay_ns = 1000;
+  double link_gbps = 0;
+  // The ranks' RC retransmission timeout (their local ACK timeout).
+  uint64_t rank_timeout_ns = 2'000'000;
 };
 
 struct RunResult {

@@ -250,6 +250,64 @@ TEST(Pipe, InitialisationRefusesWhatItCannotRun) {
   EXPECT_TRUE(pipe_init(p, &entries, 0x1FFFFFF, 64));
   EXPECT_EQ(p.psn_start, 0xFFFFFFu);  // 24 bits
   EXPECT_EQ(p.max_psn_sent, 0xFFFFFEu);
+  // A Pipe over part of a region: inside it, a power of two.
+  EXPECT_TRUE(pipe_init(p, &entries, 4, 4, 0, 1));
+  EXPECT_EQ(pipe_entry(p, 5), 5u);
+  EXPECT_EQ(pipe_entry(p, 6), 6u);
+  EXPECT_EQ(pipe_entry(p, 9), 5u);
+  EXPECT_FALSE(pipe_init(p, &entries, 6, 4, 0, 1));  // past the region's 8 entries
+  EXPECT_FALSE(pipe_init(p, &entries, 0, 3, 0, 1));  // not a power of two
+}
+
+// Two Pipes in one region (a switch with a parent): each uses its own entries only.
+TEST(Pipe, TwoPipesShareARegionWithoutTouchingEachOther) {
+  SlotRegion entries(4, kPmtu);  // 8 entries: up [0, 4), down [4, 8)
+  PipeState up, down;
+  ASSERT_TRUE(pipe_init(up, &entries, 0, 4, 100, 1));
+  ASSERT_TRUE(pipe_init(down, &entries, 4, 4, 100, 1));
+  for (uint32_t psn = 100; psn < 104; ++psn) {
+    const std::vector<uint8_t> a = payload(1), b = payload(2);
+    EXPECT_EQ(pipe_receive(up, psn, 0, claim(), a.data(), kLen, 1), PipeReceive::kCompleted);
+    EXPECT_EQ(pipe_receive(down, psn, 0, claim(), b.data(), kLen, 1), PipeReceive::kCompleted);
+  }
+  for (uint32_t psn = 100; psn < 104; ++psn) {
+    int32_t u = 0, d = 0;
+    std::memcpy(&u, pipe_result(up, psn), 4);
+    std::memcpy(&d, pipe_result(down, psn), 4);
+    EXPECT_EQ(u, 1) << psn;
+    EXPECT_EQ(d, 2) << psn;
+  }
+}
+
+// Holes: a PSN an out-endpoint does not receive counts as acknowledged by it when it has
+// acknowledged everything before; one nobody sends here is stepped over.
+TEST(Pipe, HolesCountAsAcknowledgedByAnOutEndpointThatIsUpToDate) {
+  const uint32_t S = 0xFFFFFE;  // across the wrap
+  TestPipe t(S);                // 8 entries, out-endpoints 0 and 1
+  ASSERT_EQ(t.receive(0, at(S, 0), 1, kLen, 1), PipeReceive::kCompleted);
+  uint32_t psn = 0;
+  ASSERT_TRUE(pipe_next_ready(t.p, psn));
+  // S goes to out-endpoint 0 only; out-endpoint 1 has everything before S: it is passed.
+  EXPECT_EQ(pipe_sent_to(t.p, at(S, 0), 0b01).verdict, PipeAck::kAdvanced);
+  EXPECT_EQ(t.p.last_acked[1], at(S, 0));
+  EXPECT_EQ(t.p.psn_start, S);  // out-endpoint 0 has not acknowledged S yet
+  // S+1 nobody here sends and nobody receives: a hole for both. Out-endpoint 0 is behind
+  // (it lacks S), so only out-endpoint 1 moves.
+  EXPECT_TRUE(pipe_in_range(t.p, at(S, 1)));
+  pipe_sent_to(t.p, at(S, 1), 0);
+  EXPECT_EQ(t.p.last_acked[0], at(S, -1));
+  EXPECT_EQ(t.p.last_acked[1], at(S, 1));
+  // Out-endpoint 0 acknowledges S: psnStart passes S, S+1 stays (0 did not pass the hole).
+  EXPECT_EQ(pipe_ack(t.p, 0, at(S, 0)).recycled, 1u);
+  EXPECT_EQ(t.p.psn_start, at(S, 1));
+  // The next hole, S+2, with both up to date except 0 at S: 0 is behind again (S+1).
+  pipe_sent_to(t.p, at(S, 2), 0);
+  EXPECT_EQ(t.p.last_acked[0], at(S, 0));
+  // Its ACK of S+2 (the composition translates "everything up to my next packet") frees all.
+  EXPECT_EQ(pipe_ack(t.p, 0, at(S, 2)).recycled, 2u);
+  EXPECT_EQ(t.p.psn_start, at(S, 3));
+  EXPECT_FALSE(pipe_in_range(t.p, at(S, 2)));
+  EXPECT_FALSE(pipe_in_range(t.p, at(S, 3 + 8)));
 }
 
 }  // namespace
