@@ -204,6 +204,10 @@ std::vector<p::MetricFamily> DatapathCollector::Collect() const {
   f.counter("incd_group_" #name "_total", help, gl, static_cast<double>(g.stats.name));
       EPIC_GROUP_COUNTERS(EPIC_GROUP_SERIES)
 #undef EPIC_GROUP_SERIES
+      if (cfg) {
+        f.gauge("incd_group_mode", "The group's EPIC mode: 2 (Mode-II) or 3 (Mode-III)", gl,
+                static_cast<double>(static_cast<unsigned>(cfg->mode)));
+      }
       f.gauge("incd_group_busy_slots", "Slots aggregating or waiting for the parent", gl,
               g.health.busy_slots);
       f.gauge("incd_group_oldest_busy_psn", "Group PSN of the oldest busy slot", gl,

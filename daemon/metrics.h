@@ -5,7 +5,8 @@
 //   incd_worker_*    per worker (loops, hand-offs, mbuf shortages, snapshot version)
 //   incd_switch_*    per worker and disposition / drop reason of the switch pipeline
 //   incd_engine_*    per worker and disposition / drop reason / event of the Mode-II engine
-//   incd_group_*     per group (progress counters, busy slots, missing children, stalled)
+//   incd_group_*     per group (its mode, progress counters, busy slots, missing children,
+//                    stalled)
 //   incd_agent_*     the IncAgent's link to inc-manager (connected, actions, reconnects), when
 //                    incd has a manager
 // Scrapes run on the exposer's thread; nothing here touches the packet path.

@@ -116,6 +116,12 @@ int main(int argc, char** argv) {
     s.declared.tenants.insert(s.declared.tenants.end(), v.tenants.begin(), v.tenants.end());
     s.declared.speeds.links.insert(v.speeds.links.begin(), v.speeds.links.end());
     s.declared.speeds.ranks.insert(v.speeds.ranks.begin(), v.speeds.ranks.end());
+    if (v.default_mode) {
+      if (s.declared.default_mode) {
+        return fail(file + ": defaults.mode is also declared in " + topology_file);
+      }
+      s.declared.default_mode = v.default_mode;
+    }
   }
 
   auto log = spdlog::stderr_logger_mt("inc-manager");

@@ -65,6 +65,9 @@ const std::vector<std::pair<std::string, std::string>> kKeys = {
     {"INC_HOST_FALLBACK",
      "with INC_MANAGER: 1|0, accept host collectives when there is no INC memory (default 1)"},
     {"INC_HOST_QPN", "with INC_MANAGER, soft: the host ring's base QPN (default INC_QPN + 2)"},
+    {"INC_MODE",
+     "with INC_MANAGER: the group's mode, 2 (Mode-II) or 3 (Mode-III), the same on every rank "
+     "(default: the fabric's)"},
 };
 
 template <typename T>
@@ -216,7 +219,7 @@ ConfigResult config_from_pairs(const std::map<std::string, std::string>& pairs) 
       c.copy_send_bytes = static_cast<size_t>(*v);
     } else if (key.rfind("INC_MANAGER", 0) == 0 || key == "INC_TENANT" || key == "INC_GROUP" ||
                key == "INC_QUEUE_TIMEOUT_MS" || key == "INC_JOIN_TIMEOUT_MS" ||
-               key == "INC_HOST_FALLBACK" || key == "INC_HOST_QPN") {
+               key == "INC_HOST_FALLBACK" || key == "INC_HOST_QPN" || key == "INC_MODE") {
       if (std::string why = parse_manager_key(key, value, c.manager); !why.empty()) {
         return bad(key, value, why);
       }

@@ -34,6 +34,9 @@ struct ManagerOptions {
   // INC_WINDOW / INC_PMTU when given: asked of the manager (its defaults otherwise).
   std::optional<uint32_t> window;
   std::optional<uint16_t> pmtu;
+  // INC_MODE when given: the group's mode asked of the manager, 2 (Mode-II) or 3 (Mode-III);
+  // the fabric's default otherwise. Every rank must ask the same.
+  std::optional<uint32_t> mode;
   bool enabled() const { return !address.empty(); }
 };
 

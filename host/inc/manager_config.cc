@@ -10,9 +10,10 @@ namespace epic::inc {
 namespace {
 
 const char* const kManagerOnly[] = {
-    "INC_TENANT",     "INC_GROUP",           "INC_QUEUE_TIMEOUT_MS", "INC_JOIN_TIMEOUT_MS",
-    "INC_MANAGER_CA", "INC_MANAGER_CERT",    "INC_MANAGER_KEY",      "INC_HOST_FALLBACK",
-    "INC_HOST_QPN",   "INC_MANAGER_INSECURE"};
+    "INC_TENANT",           "INC_GROUP",         "INC_QUEUE_TIMEOUT_MS",
+    "INC_JOIN_TIMEOUT_MS",  "INC_MANAGER_CA",    "INC_MANAGER_CERT",
+    "INC_MANAGER_KEY",      "INC_HOST_FALLBACK", "INC_HOST_QPN",
+    "INC_MANAGER_INSECURE", "INC_MODE"};
 
 // The peer parameters inc-manager answers: setting them as well is a conflict.
 const char* const kStaticPeer[] = {"INC_SWITCH_IP", "INC_SWITCH_QPN", "INC_PSN"};
@@ -72,6 +73,11 @@ std::string parse_manager_key(const std::string& key, const std::string& value,
   } else if (key == "INC_HOST_FALLBACK") {
     if (value != "0" && value != "1") return "expected 1 (accept host collectives) or 0";
     out.host_fallback = value == "1";
+  } else if (key == "INC_MODE") {
+    // The group's EPIC mode, asked of the manager (context.proto GroupMode: the value is the
+    // mode's number). A static peer's mode is the switch's config, not the rank's.
+    if (value != "2" && value != "3") return "expected 2 (Mode-II) or 3 (Mode-III)";
+    out.mode = value == "3" ? 3 : 2;
   } else if (key == "INC_HOST_QPN") {
     if (!parse_u32(value, 0xFFFFFE, v) || v == 0) return "expected a QPN 1..0xfffffe (and +1)";
     out.host_qpn = v;

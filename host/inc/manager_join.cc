@@ -109,6 +109,7 @@ soft::io::Result<JoinAnswer> ManagerJoin::join(uint16_t rank, uint16_t size,
   fill(*req.mutable_endpoint(), mine);
   if (options_.window) req.set_window(*options_.window);
   if (options_.pmtu) req.set_pmtu(*options_.pmtu);
+  if (options_.mode) req.set_mode(static_cast<pb::GroupMode>(*options_.mode));
   req.set_queue_timeout_ms(options_.queue_timeout_ms);
   if (host) fill(*req.mutable_host_endpoint(), *host);
   grpc::ClientContext ctx;

@@ -14,6 +14,7 @@
 
 #include "manager/core/error.h"
 #include "manager/core/inc_tree.h"
+#include "proto/context/group_context.h"
 
 namespace epic::manager {
 
@@ -27,6 +28,8 @@ struct SwitchContext {
   uint32_t initial_psn = 0;
   uint32_t window = 0;
   uint32_t pmtu = 0;
+  vocab::GroupMode mode = vocab::GroupMode::kMode2;
+  uint32_t hop_timeout_us = vocab::kDefaultHopTimeoutUs;  // Mode-III: each hop's ACK timeout
   std::vector<TreeChild> children{};
   std::optional<TreeParent> parent{};
   uint64_t memory_bytes = 0;  // vocab::group_memory_bytes(window, pmtu)

@@ -38,6 +38,8 @@ std::string context_errors(const SwitchContext& c, const SwitchSpec& sw) {
     errors.push_back({"context.pmtu", err});
   }
   g.pmtu = static_cast<uint16_t>(c.pmtu);
+  g.mode = c.mode;
+  g.hop_timeout_us = c.hop_timeout_us;
   for (size_t i = 0; i < c.children.size(); ++i) {
     const TreeChild& t = c.children[i];
     vocab::ChildLink l;

@@ -26,6 +26,7 @@
 #include "manager/core/inc_tree.h"
 #include "manager/core/limits.h"
 #include "manager/core/memory_ledger.h"
+#include "proto/context/group_context.h"
 #include "proto/vocab/addr.h"
 #include "proto/vocab/limits.h"
 
@@ -48,7 +49,10 @@ struct GroupRequest {
   // bandwidth-delay product at admission (window_sizing.h), and stores what it chose here.
   uint32_t window = vocab::kDefaultWindow;
   uint32_t pmtu = vocab::kDefaultPmtu;  // the ranks' path MTU
-  std::vector<RankRequest> ranks{};     // every rank 0..N-1 once, in any order
+  // The group's EPIC mode. nullopt: the fabric file's default (Policy::default_mode), chosen at
+  // IncManager::join and stored here (a stored group always has one).
+  std::optional<vocab::GroupMode> mode{};
+  std::vector<RankRequest> ranks{};  // every rank 0..N-1 once, in any order
   // How long to wait in the Temporal Mux queue for memory; 0: answer "no INC memory" at once.
   Millis queue_timeout{0};
   friend bool operator==(const GroupRequest&, const GroupRequest&) = default;
@@ -67,7 +71,10 @@ struct Group {
   uint32_t id = 0;         // the engine's group_id: unique, never reused
   GroupRequest request{};  // ranks sorted by rank
   GroupState state = GroupState::kQueued;
-  uint32_t initial_psn = 0;           // every rank QP's first PSN (24 bits)
+  uint32_t initial_psn = 0;  // every rank QP's first PSN (24 bits)
+  // Mode-III: each hop's ACK timeout, from the tree's links at admission (window_sizing.h
+  // hop_timeout_for); every switch's context carries it. Unused by Mode-II.
+  uint32_t hop_timeout_us = vocab::kDefaultHopTimeoutUs;
   IncTree tree{};                     // empty while queued
   std::vector<MemoryGrant> grants{};  // one per tree switch; empty unless installing/installed
   Millis created{0};
@@ -92,12 +99,17 @@ struct RankAnswer {
   uint32_t initial_psn = 0;
   uint32_t window = 0;
   uint32_t pmtu = 0;
+  vocab::GroupMode mode = vocab::GroupMode::kMode2;
   friend bool operator==(const RankAnswer&, const RankAnswer&) = default;
 };
 
 // The group's first PSN: a fixed mix of its id, so that a QPN reused by a later group does not
 // start where a stale packet of an earlier one might still be.
 uint32_t initial_psn_for(uint32_t group_id);
+// The mode a stored group runs in (Mode-II for a request that never had one resolved).
+inline vocab::GroupMode mode_of(const GroupRequest& r) {
+  return r.mode.value_or(vocab::GroupMode::kMode2);
+}
 vocab::Ipv6Addr ipv4_mapped_gid(uint32_t ipv4);
 
 }  // namespace epic::manager

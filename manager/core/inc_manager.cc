@@ -98,10 +98,15 @@ IncManager::Admission IncManager::evaluate(const Group& g, Millis now) const {
   std::vector<uint32_t> rank_ipv4;
   rank_ipv4.reserve(r.ranks.size());
   for (const RankRequest& rr : r.ranks) rank_ipv4.push_back(rr.ipv4);  // sorted by rank
-  // The requested window wins; else the window of the candidate's path BDP.
+  // The requested window wins; else the window of the candidate's BDP in the group's mode (the
+  // path's for Mode-II, one hop's for Mode-III).
+  const vocab::GroupMode mode = mode_of(r);
   auto window_on = [&](const IncTree& tree) {
     return r.window ? r.window
-                    : bdp_window(tree, topology_, policy_.link_speeds, rank_ipv4, r.pmtu);
+                    : bdp_window(tree, topology_, policy_.link_speeds, rank_ipv4, r.pmtu, mode);
+  };
+  auto hop_timeout_on = [&](const IncTree& tree) {
+    return hop_timeout_for(tree_bdp(tree, policy_.link_speeds, rank_ipv4).hop_rtt_us);
   };
   std::optional<Admission> wait;  // the best-ranked candidate that may fit later
   std::optional<Error> never;     // the best-ranked candidate's reason it never can
@@ -148,8 +153,11 @@ IncManager::Admission IncManager::evaluate(const Group& g, Millis now) const {
     }
     GrantPlan plan = ledger_.plan(r.tenant, tenant.quota, needs, g.id);
     if (plan.verdict == PlanVerdict::kFits) {
-      return Admission{
-          .verdict = PlanVerdict::kFits, .tree = c.tree, .window = window, .grants = plan.grants};
+      return Admission{.verdict = PlanVerdict::kFits,
+                       .tree = c.tree,
+                       .window = window,
+                       .hop_timeout_us = hop_timeout_on(c.tree),
+                       .grants = plan.grants};
     }
     if (plan.verdict == PlanVerdict::kNever) {
       if (!never) never = make_error(ErrorCode::kFailedPrecondition, plan.reason);
@@ -180,6 +188,7 @@ IncManager::Admission IncManager::evaluate(const Group& g, Millis now) const {
           return Admission{.verdict = PlanVerdict::kFits,
                            .tree = c->tree,
                            .window = window,
+                           .hop_timeout_us = hop_timeout_on(c->tree),
                            .grants = plan.grants,
                            .victims = victims};
         }
@@ -215,6 +224,7 @@ void IncManager::apply(Group& g, Admission& a, Millis now, Effects& fx) {
   for (uint32_t v : a.victims) reclaim(groups_.at(v), now, fx);
   g.tree = std::move(a.tree);
   g.request.window = a.window;  // the one asked for, or the path BDP's
+  g.hop_timeout_us = a.hop_timeout_us;
   bind_endpoints(g);
   g.grants = std::move(a.grants);
   ledger_.commit(g.request.tenant, g.grants);
@@ -235,6 +245,8 @@ void IncManager::apply(Group& g, Admission& a, Millis now, Effects& fx) {
                       .initial_psn = g.initial_psn,
                       .window = g.request.window,
                       .pmtu = g.request.pmtu,
+                      .mode = mode_of(g.request),
+                      .hop_timeout_us = g.hop_timeout_us,
                       .children = n.children,
                       .parent = n.parent,
                       .memory_bytes = g.grants[i].bytes};
@@ -257,6 +269,7 @@ Result<JoinResult> IncManager::join(GroupRequest request, Millis now) {
                    [](const RankRequest& x, const RankRequest& y) { return x.rank < y.rank; });
   Group g;
   g.request = std::move(request);
+  if (!g.request.mode) g.request.mode = policy_.default_mode;
   g.created = now;
   Admission a = evaluate(g, now);
   if (a.verdict == PlanVerdict::kNever) return a.error;
@@ -313,8 +326,23 @@ Result<std::vector<RankAnswer>> IncManager::answers(uint32_t group_id) const {
                                      .peer_gid = ipv4_mapped_gid(c.local.ipv4),
                                      .initial_psn = g->initial_psn,
                                      .window = g->request.window,
-                                     .pmtu = g->request.pmtu};
+                                     .pmtu = g->request.pmtu,
+                                     .mode = mode_of(g->request)};
     }
+  }
+  return out;
+}
+
+std::vector<ModeCost> IncManager::mode_costs(const Group& g) const {
+  if (g.tree.nodes.empty()) return {};
+  std::vector<uint32_t> rank_ipv4;
+  rank_ipv4.reserve(g.request.ranks.size());
+  for (const RankRequest& rr : g.request.ranks) rank_ipv4.push_back(rr.ipv4);
+  std::vector<ModeCost> out;
+  for (const vocab::GroupMode mode : {vocab::GroupMode::kMode2, vocab::GroupMode::kMode3}) {
+    const uint32_t window =
+        bdp_window(g.tree, topology_, policy_.link_speeds, rank_ipv4, g.request.pmtu, mode);
+    out.push_back({mode, window, group_memory_bytes(window, g.request.pmtu)});
   }
   return out;
 }

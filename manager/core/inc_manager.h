@@ -39,6 +39,15 @@
 
 namespace epic::manager {
 
+// What a group's tree costs in one mode, as the manager sizes it (window_sizing.h): the window
+// and the switch memory it takes on each switch of the tree (group_memory_bytes).
+struct ModeCost {
+  vocab::GroupMode mode = vocab::GroupMode::kMode2;
+  uint32_t window = 0;
+  uint64_t bytes_per_switch = 0;
+  friend bool operator==(const ModeCost&, const ModeCost&) = default;
+};
+
 enum class EdgeDisjoint : uint8_t {
   kPrefer,   // rank trees that share fewer links with active groups first
   kRequire,  // never share a link with an active group (RESOURCE_EXHAUSTED instead)
@@ -54,6 +63,8 @@ struct Policy {
   Millis max_queue_wait{60'000};
   // Declared link speeds, for the window of a group that does not ask for one.
   LinkSpeeds link_speeds{};
+  // The mode of a group whose ranks do not ask for one (the fabric file's defaults.mode).
+  vocab::GroupMode default_mode = vocab::GroupMode::kMode2;
 };
 
 struct JoinResult {
@@ -96,6 +107,10 @@ class IncManager {
   Effects tick(Millis now);
   // The ranks' answers of an installed group, by rank.
   Result<std::vector<RankAnswer>> answers(uint32_t group_id) const;
+  // Mode-II vs Mode-III: what the manager's sizing gives `g`'s tree in each mode, Mode-II first
+  // (the window sized from the declared link speeds, even when the group asked for its own).
+  // Empty while `g` has no tree.
+  std::vector<ModeCost> mode_costs(const Group& g) const;
 
   // --- Read side (incctl, the store, tests). ---
   const Policy& policy() const { return policy_; }
@@ -126,6 +141,7 @@ class IncManager {
     Error error{};                              // otherwise: why not
     IncTree tree{};                             // kFits: endpoints unbound
     uint32_t window = 0;                        // kFits: the group's window on that tree
+    uint32_t hop_timeout_us = 0;                // kFits: Mode-III's hop timeout on that tree
     std::vector<MemoryGrant> grants{};
     std::vector<uint32_t> victims{};  // Temporal Mux: idle groups whose slots are reclaimed first
   };

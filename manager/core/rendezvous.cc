@@ -1,5 +1,7 @@
 #include "manager/core/rendezvous.h"
 
+#include "proto/context/context_validate.h"
+
 namespace epic::manager {
 namespace {
 
@@ -40,6 +42,13 @@ Result<std::optional<GroupRequest>> Rendezvous::offer(const RankJoin& join, Mill
   if (join.size != f.size) return differs("a group size of", join.size, f.size);
   if (join.window != f.window) return differs("window", join.window, f.window);
   if (join.pmtu != f.pmtu) return differs("pmtu", join.pmtu, f.pmtu);
+  if (join.mode != f.mode) {
+    auto text = [](const std::optional<vocab::GroupMode>& m) {
+      return m ? std::string(vocab::mode_name(*m)) : std::string("the fabric's default mode");
+    };
+    return make_error(ErrorCode::kInvalidArgument, who + " asks for " + text(join.mode) + "; " +
+                                                       first + " asked for " + text(f.mode));
+  }
   if (join.queue_timeout != f.queue_timeout) {
     return differs("a queue timeout (ms) of", static_cast<uint64_t>(join.queue_timeout.count()),
                    static_cast<uint64_t>(f.queue_timeout.count()));
@@ -62,6 +71,7 @@ Result<std::optional<GroupRequest>> Rendezvous::offer(const RankJoin& join, Mill
                    .name = join.group,
                    .window = join.window,
                    .pmtu = join.pmtu,
+                   .mode = join.mode,
                    .ranks = {},
                    .queue_timeout = join.queue_timeout};
   for (auto& [rank, r] : p.ranks) req.ranks.push_back(r);

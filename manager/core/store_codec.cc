@@ -1,5 +1,6 @@
 #include "manager/core/store_codec.h"
 
+#include "proto/context/context_validate.h"
 #include "proto/vocab/addr.h"
 
 namespace epic::manager::store_codec {
@@ -276,8 +277,10 @@ json encode(const Group& g) {
           {"state", std::string(group_state_name(g.state))},
           {"window", g.request.window},
           {"pmtu", g.request.pmtu},
+          {"mode", static_cast<unsigned>(mode_of(g.request))},
           {"queue_timeout_ms", g.request.queue_timeout.count()},
           {"initial_psn", g.initial_psn},
+          {"hop_timeout_us", g.hop_timeout_us},
           {"created_ms", g.created.count()},
           {"last_activity_ms", g.last_activity.count()},
           {"ranks", std::move(ranks)},
@@ -306,6 +309,19 @@ Group decode_group(const json& j) {
   if (!known) fail("unknown state \"" + state + "\"");
   g.request.window = static_cast<uint32_t>(get_uint(j, "window", UINT32_MAX));
   g.request.pmtu = static_cast<uint32_t>(get_uint(j, "pmtu", UINT32_MAX));
+  // Stores written before groups had a mode hold Mode-II groups.
+  g.request.mode = vocab::GroupMode::kMode2;
+  if (j.contains("mode")) {
+    const auto mode = static_cast<vocab::GroupMode>(get_uint(j, "mode", UINT8_MAX));
+    if (!vocab::mode_error(mode).empty()) fail("mode: " + vocab::mode_error(mode));
+    g.request.mode = mode;
+  }
+  if (j.contains("hop_timeout_us")) {
+    g.hop_timeout_us = static_cast<uint32_t>(get_uint(j, "hop_timeout_us", UINT32_MAX));
+    if (!vocab::hop_timeout_error(g.hop_timeout_us).empty()) {
+      fail("hop_timeout_us: " + vocab::hop_timeout_error(g.hop_timeout_us));
+    }
+  }
   g.request.queue_timeout =
       Millis{static_cast<int64_t>(get_uint(j, "queue_timeout_ms", INT64_MAX))};
   g.initial_psn = static_cast<uint32_t>(get_uint(j, "initial_psn", kQpnLimit - 1));

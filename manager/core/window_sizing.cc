@@ -35,8 +35,10 @@ PathBdp tree_bdp(const IncTree& tree, const LinkSpeeds& speeds,
   PathBdp out;
   double slowest = 0;
   double longest = 0;
+  double hop = 0;
   auto use = [&](const LinkSpeed& s) {
     slowest = slowest == 0 ? s.bandwidth_gbps : std::min(slowest, s.bandwidth_gbps);
+    hop = std::max(hop, s.rtt_us);
   };
   // Nodes come root first, then level by level: a parent's RTT to the root is known before
   // its children's.
@@ -63,11 +65,13 @@ PathBdp tree_bdp(const IncTree& tree, const LinkSpeeds& speeds,
   out.bandwidth_gbps = slowest;
   out.rtt_us = longest;
   out.bytes = bdp_bytes(slowest, longest);
+  out.hop_rtt_us = hop;
+  out.hop_bytes = bdp_bytes(slowest, hop);
   return out;
 }
 
 uint32_t bdp_window(const IncTree& tree, const Topology& topology, const LinkSpeeds& speeds,
-                    const std::vector<uint32_t>& rank_ipv4, uint32_t pmtu) {
+                    const std::vector<uint32_t>& rank_ipv4, uint32_t pmtu, vocab::GroupMode mode) {
   uint32_t most = kMaxWindow;
   for (const TreeNode& n : tree.nodes) {
     if (const SwitchSpec* sw = topology.find_switch(n.switch_id)) {
@@ -77,7 +81,14 @@ uint32_t bdp_window(const IncTree& tree, const Topology& topology, const LinkSpe
       while (most > 1 && vocab::group_memory_bytes(most, pmtu) > sw->capacity_bytes) most /= 2;
     }
   }
-  return window_for_bdp(tree_bdp(tree, speeds, rank_ipv4).bytes, pmtu, most);
+  return window_for_bdp(tree_bdp(tree, speeds, rank_ipv4).bytes_for(mode), pmtu, most);
+}
+
+uint32_t hop_timeout_for(double hop_rtt_us) {
+  const double us = std::ceil(hop_rtt_us * kHopTimeoutRtts);
+  if (!(us >= vocab::kMinHopTimeoutUs)) return vocab::kMinHopTimeoutUs;  // NaN too
+  if (us >= vocab::kMaxHopTimeoutUs) return vocab::kMaxHopTimeoutUs;
+  return static_cast<uint32_t>(us);
 }
 
 }  // namespace epic::manager

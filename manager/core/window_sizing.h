@@ -14,6 +14,17 @@
 // clamped to 1..min(kMaxWindow, every tree switch's max_window and the largest window its
 // capacity could hold). Link speeds are declared per
 // link in the fabric file; undeclared links have kDefaultLinkSpeed (100 Gb/s, 10 µs RTT).
+//
+// Mode-III (docs/mode3.md) makes every hop reliable on its own: a switch ACKs an upload when it
+// takes it and keeps a result only until the next hop ACKs it, so a window has to cover one
+// hop's round trip, not the path's — EPIC's one-hop bound, 2·MW slots = 4·B·L, whatever the
+// tree's depth. The manager takes the slowest link and the largest single link RTT:
+//
+//   MW = the smallest power of two with MW · pmtu >= B_min · max_link RTT_link
+//
+// with the same clamps. Each hop's ACK timeout (hop_timeout_for) is a few of the slowest link's
+// round trips: kHopTimeoutRtts · max_link RTT_link, rounded up to whole µs and clamped to
+// vocab's kMinHopTimeoutUs..kMaxHopTimeoutUs.
 // Threading: plain values and pure functions.
 #pragma once
 
@@ -23,6 +34,7 @@
 
 #include "manager/core/inc_tree.h"
 #include "manager/core/topology.h"
+#include "proto/context/group_context.h"
 
 namespace epic::manager {
 
@@ -53,16 +65,30 @@ uint32_t window_for_bdp(uint64_t bdp, uint32_t pmtu, uint32_t max_window);
 struct PathBdp {
   double bandwidth_gbps = 0;  // the slowest link of the tree
   double rtt_us = 0;          // the largest sum of link RTTs from a rank to the root
-  uint64_t bytes = 0;         // bdp_bytes(bandwidth_gbps, rtt_us)
+  uint64_t bytes = 0;         // bdp_bytes(bandwidth_gbps, rtt_us): Mode-II's window
+  double hop_rtt_us = 0;      // the largest RTT of one link of the tree
+  uint64_t hop_bytes = 0;     // bdp_bytes(bandwidth_gbps, hop_rtt_us): Mode-III's window
+  // What `mode`'s window has to cover.
+  uint64_t bytes_for(vocab::GroupMode mode) const {
+    return mode == vocab::GroupMode::kMode3 ? hop_bytes : bytes;
+  }
 };
+
+// Mode-III's hop timeout: this many round trips of the tree's slowest link.
+inline constexpr uint32_t kHopTimeoutRtts = 4;
 // `rank_ipv4[r]` is rank r's NIC address (the tree's rank children name ranks by index).
 PathBdp tree_bdp(const IncTree& tree, const LinkSpeeds& speeds,
                  const std::vector<uint32_t>& rank_ipv4);
 
-// The window for a group on `tree` with path MTU `pmtu`: window_for_bdp of tree_bdp, clamped to
-// kMaxWindow, the max_window of every switch of the tree and the largest window whose memory
-// (vocab::group_memory_bytes) each switch's capacity could hold.
+// The window for a group in `mode` on `tree` with path MTU `pmtu`: window_for_bdp of tree_bdp's
+// bytes_for(mode), clamped to kMaxWindow, the max_window of every switch of the tree and the
+// largest window whose memory (vocab::group_memory_bytes) each switch's capacity could hold.
 uint32_t bdp_window(const IncTree& tree, const Topology& topology, const LinkSpeeds& speeds,
-                    const std::vector<uint32_t>& rank_ipv4, uint32_t pmtu);
+                    const std::vector<uint32_t>& rank_ipv4, uint32_t pmtu,
+                    vocab::GroupMode mode = vocab::GroupMode::kMode2);
+
+// Mode-III's hop timeout for a tree whose largest link RTT is `hop_rtt_us`: kHopTimeoutRtts
+// round trips, rounded up to whole µs, clamped to kMinHopTimeoutUs..kMaxHopTimeoutUs.
+uint32_t hop_timeout_for(double hop_rtt_us);
 
 }  // namespace epic::manager

@@ -21,8 +21,9 @@ grpc::Status to_grpc(const Error& e) {
 grpc::Status to_grpc(const Status& s) { return s.ok() ? grpc::Status::OK : to_grpc(s.error()); }
 
 namespace {
-// The policy with the declared link speeds (the fabric file's) added to it.
+// The policy with the declared link speeds and default mode (the fabric file's) added to it.
 ServiceOptions with_declared_speeds(ServiceOptions o) {
+  if (o.declared.default_mode) o.policy.default_mode = *o.declared.default_mode;
   o.policy.link_speeds.links.insert(o.declared.speeds.links.begin(), o.declared.speeds.links.end());
   o.policy.link_speeds.ranks.insert(o.declared.speeds.ranks.begin(), o.declared.speeds.ranks.end());
   return o;
@@ -169,8 +170,10 @@ void Controller::rejoin(const Group& g, const RankJoin& j, Waiter waiter, Millis
   }
   // A rank that left the window to the manager (0) accepts the one the manager chose.
   const bool same_window = j.window == 0 || g.request.window == j.window;
-  if (g.request.ranks.size() != j.size || !same_window || g.request.pmtu != j.pmtu || !mine ||
-      mine->ipv4 != j.rank.ipv4 || mine->qpn != j.rank.qpn) {
+  // Likewise a rank that left the mode to the fabric's default.
+  const bool same_mode = !j.mode || mode_of(g.request) == *j.mode;
+  if (g.request.ranks.size() != j.size || !same_window || !same_mode || g.request.pmtu != j.pmtu ||
+      !mine || mine->ipv4 != j.rank.ipv4 || mine->qpn != j.rank.qpn) {
     return reply(grpc::Status(grpc::StatusCode::ALREADY_EXISTS,
                               what +
                                   " already exists with other parameters or another endpoint "

@@ -61,7 +61,7 @@ void Controller::list_groups(const pb::ListGroupsRequest& request,
   for (const auto& [id, g] : core_.groups()) {
     if (!request.tenant().empty() && g.request.tenant != request.tenant()) continue;
     if (request.group_id() != 0 && id != request.group_id()) continue;
-    pb::GroupInfo info = group_info(g);
+    pb::GroupInfo info = group_info(g, core_);
     if (auto it = left_.find(id); it != left_.end()) {
       for (auto& r : *info.mutable_ranks()) r.set_left(it->second.count(r.rank()) > 0);
     }

@@ -5,6 +5,7 @@
 
 #include "manager/core/group.h"
 #include "manager/core/limits.h"
+#include "proto/context/context_proto.h"
 #include "proto/vocab/addr.h"
 #include "proto/vocab/limits.h"
 #include "proto/vocab/memory.h"
@@ -134,6 +135,11 @@ Result<RankJoin> rank_join_from(const pb::JoinGroupRequest& r) {
   if (!valid_pmtu(j.pmtu)) {
     return invalid("pmtu",
                    std::to_string(j.pmtu) + " is not one of " + std::string(vocab::kPmtuChoices));
+  }
+  if (r.mode() != pb::GROUP_MODE_UNSPECIFIED) {
+    const std::optional<vocab::GroupMode> mode = vocab::mode_from_proto(r.mode());
+    if (!mode) return invalid("mode", vocab::proto_mode_error(r.mode()));
+    j.mode = *mode;
   }
   j.tenant = r.tenant();
   j.group = r.group();

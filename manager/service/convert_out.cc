@@ -3,6 +3,7 @@
 #include <google/protobuf/util/message_differencer.h>
 
 #include "manager/core/limits.h"
+#include "proto/context/context_proto.h"
 #include "proto/vocab/addr.h"
 
 namespace epic::manager::service {
@@ -75,6 +76,10 @@ pb::GroupContext to_proto(const SwitchContext& c) {
   out.set_initial_psn(c.initial_psn);
   out.set_window(c.window);
   out.set_pmtu(c.pmtu);
+  vocab::GroupContext mode;
+  mode.mode = c.mode;
+  mode.hop_timeout_us = c.hop_timeout_us;
+  vocab::write_mode(mode, out);
   for (const TreeChild& child : c.children) {
     pb::GroupContext::Child& to = *out.add_children();
     to.set_port(child.port);
@@ -132,6 +137,7 @@ pb::JoinGroupResponse to_proto(const RankAnswer& a) {
   out.set_initial_psn(a.initial_psn);
   out.set_pmtu(a.pmtu);
   out.set_window(a.window);
+  out.set_mode(mode_to_proto(a.mode));
   return out;
 }
 
@@ -162,7 +168,11 @@ pb::RankAttachment to_proto(const RankAttachment& r) {
   return out;
 }
 
-pb::GroupInfo group_info(const Group& g) {
+pb::GroupMode mode_to_proto(vocab::GroupMode mode) {
+  return mode == vocab::GroupMode::kMode3 ? pb::GROUP_MODE_3 : pb::GROUP_MODE_2;
+}
+
+pb::GroupInfo group_info(const Group& g, const IncManager& core) {
   pb::GroupInfo out;
   out.set_group_id(g.id);
   out.set_tenant(g.request.tenant);
@@ -200,6 +210,14 @@ pb::GroupInfo group_info(const Group& g) {
   out.set_reason(g.state == GroupState::kBroken ? g.broken_reason : g.wait_reason);
   out.set_created_unix_ms(g.created.count());
   out.set_last_activity_unix_ms(g.last_activity.count());
+  out.set_mode(mode_to_proto(mode_of(g.request)));
+  out.set_hop_timeout_us(g.hop_timeout_us);
+  for (const ModeCost& c : core.mode_costs(g)) {
+    auto* cost = out.add_mode_costs();
+    cost->set_mode(mode_to_proto(c.mode));
+    cost->set_window(c.window);
+    cost->set_bytes_per_switch(c.bytes_per_switch);
+  }
   return out;
 }
 
@@ -262,6 +280,8 @@ std::optional<SwitchContext> context_on(const Group& g, const SwitchId& sw) {
                        .initial_psn = g.initial_psn,
                        .window = g.request.window,
                        .pmtu = g.request.pmtu,
+                       .mode = mode_of(g.request),
+                       .hop_timeout_us = g.hop_timeout_us,
                        .children = n->children,
                        .parent = n->parent,
                        .memory_bytes = bytes};

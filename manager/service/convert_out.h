@@ -25,7 +25,11 @@ pb::JoinGroupResponse to_proto(const RankAnswer& a);
 pb::Tenant to_proto(const Tenant& t);
 pb::Link to_proto(const Link& l);
 pb::RankAttachment to_proto(const RankAttachment& r);
-pb::GroupInfo group_info(const Group& g);
+// GROUP_MODE_2 or GROUP_MODE_3 (a message from the manager names Mode-II explicitly; only a
+// switch's context leaves it unset, context_proto.h write_mode).
+pb::GroupMode mode_to_proto(vocab::GroupMode mode);
+// `core` gives the group's Mode-II vs Mode-III costs.
+pb::GroupInfo group_info(const Group& g, const IncManager& core);
 pb::SwitchInfo switch_info(const SwitchSpec& s, const IncManager& core);
 pb::SwitchMemory switch_memory(const SwitchId& id, const SwitchBook& book, const IncManager& core);
 

@@ -20,6 +20,8 @@ struct Declared {
   std::vector<RankAttachment> ranks{};
   std::vector<Tenant> tenants{};
   LinkSpeeds speeds{};  // the links' and ranks' declared bandwidth_gbps / rtt_us
+  // defaults.mode: the mode of a group whose ranks do not ask for one; nullopt: Mode-II.
+  std::optional<vocab::GroupMode> default_mode{};
 };
 
 struct ServiceOptions {

@@ -230,6 +230,19 @@ Status parse_tenants(const Context& c, const YAML::Node& tenants, Declared& out)
   return {};
 }
 
+// defaults: {mode: 2|3} — the mode of a group whose ranks do not ask for one.
+Status parse_defaults(const Context& c, const YAML::Node& n, Declared& out) {
+  if (Status s = only_keys(c, n, "defaults", {"mode"}); !s.ok()) return s;
+  if (const YAML::Node& m = n["mode"]) {
+    const std::string text = m.IsScalar() ? m.as<std::string>() : "(not a number)";
+    if (text != "2" && text != "3") {
+      return c.error("defaults.mode", "expected 2 (Mode-II) or 3 (Mode-III), not '" + text + "'");
+    }
+    out.default_mode = text == "3" ? vocab::GroupMode::kMode3 : vocab::GroupMode::kMode2;
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<Declared> parse_declarations(std::string_view text, const std::string& name) {
@@ -242,8 +255,11 @@ Result<Declared> parse_declarations(std::string_view text, const std::string& na
   }
   Declared out;
   if (root.IsNull()) return out;
-  if (Status s = only_keys(c, root, "(top)", {"links", "ranks", "tenants"}); !s.ok()) {
+  if (Status s = only_keys(c, root, "(top)", {"defaults", "links", "ranks", "tenants"}); !s.ok()) {
     return s.error();
+  }
+  if (root["defaults"]) {
+    if (Status s = parse_defaults(c, root["defaults"], out); !s.ok()) return s.error();
   }
   if (root["links"]) {
     if (Status s = parse_links(c, root["links"], out); !s.ok()) return s.error();

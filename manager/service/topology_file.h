@@ -2,6 +2,8 @@
 // addresses behind switch ports) and --tenants FILE (tenants with quotas and Spatial Mux
 // partitions). YAML or JSON (JSON is YAML); unknown keys are refused. Shape (docs/manager.md):
 //
+//   defaults:                             # optional
+//     mode: 3                             # 2 (Mode-II, the default) or 3 (Mode-III)
 //   links:                                # either form; the mapping may add a speed
 //     - {a: leaf0:up0, b: spine0:down0, bandwidth_gbps: 400, rtt_us: 4}
 //     - [leaf1:up0, spine0:down1]         # default speed: 100 Gb/s, 10 us
@@ -16,7 +18,8 @@
 //       reserved_bytes: {leaf0: 397312}   # Spatial Mux partition per switch
 //
 // Link speeds (> 0, at most 10000 Gb/s and 1 s) size the windows of groups that do not ask for
-// one (manager/core/window_sizing.h). The slot keys of earlier versions are refused.
+// one, and Mode-III's hop timeouts (manager/core/window_sizing.h). defaults.mode is the mode of
+// a group whose ranks do not ask for one. The slot keys of earlier versions are refused.
 //
 // Threading: pure functions plus reading the file.
 #pragma once

@@ -10,6 +10,31 @@ using Msg = inc::v1::GroupContext;
 
 }  // namespace
 
+std::optional<GroupMode> mode_from_proto(int value) {
+  switch (value) {
+    case inc::v1::GROUP_MODE_UNSPECIFIED:
+    case inc::v1::GROUP_MODE_2:
+      return GroupMode::kMode2;
+    case inc::v1::GROUP_MODE_3:
+      return GroupMode::kMode3;
+    default:
+      return std::nullopt;
+  }
+}
+
+std::string proto_mode_error(int value) {
+  if (mode_from_proto(value)) return "";
+  return std::to_string(value) + " is not a mode (2: Mode-II, 3: Mode-III; unset: Mode-II)";
+}
+
+void write_mode(const GroupContext& g, GroupContextMsg& out) {
+  out.clear_mode();
+  out.clear_hop_timeout_us();
+  if (g.mode != GroupMode::kMode3) return;
+  out.set_mode(inc::v1::GROUP_MODE_3);
+  out.set_hop_timeout_us(g.hop_timeout_us);
+}
+
 std::optional<uint32_t> check_ipv4(const std::string& s, const std::string& path,
                                    ContextErrors& errors) {
   if (s.empty()) {
@@ -169,6 +194,19 @@ std::optional<GroupContext> ContextReader::read(const Msg& g, const std::string&
     pmtu_ok = err.empty();
     if (pmtu_ok) gc.pmtu = static_cast<uint16_t>(g.pmtu());
     fail(path + ".pmtu", err);
+  }
+  const std::optional<GroupMode> mode = mode_from_proto(g.mode());
+  fail(path + ".mode", proto_mode_error(g.mode()));
+  if (mode) gc.mode = *mode;
+  if (g.has_hop_timeout_us() && mode) {
+    if (*mode != GroupMode::kMode3) {
+      fail(path + ".hop_timeout_us",
+           "set, but the group is Mode-II, which keeps no per-hop timer (set mode: 3 for "
+           "Mode-III, or leave hop_timeout_us out)");
+    } else {
+      gc.hop_timeout_us = g.hop_timeout_us();
+      fail(path + ".hop_timeout_us", hop_timeout_error(gc.hop_timeout_us));
+    }
   }
 
   std::vector<uint16_t> used_ports;

@@ -32,6 +32,17 @@ std::optional<MacAddr> check_mac(const std::string& s, const std::string& path,
 std::optional<uint16_t> port_ref(const SwitchView& sw, const std::string& name,
                                  const std::string& path, ContextErrors& errors);
 
+// The mode of a GroupMode message value: unset and GROUP_MODE_2 are Mode-II, GROUP_MODE_3
+// Mode-III; nullopt for any other number (proto3 keeps an unknown enum value as a number).
+std::optional<GroupMode> mode_from_proto(int value);
+// "mode" of a message: "" when `value` is a mode, else the message (the caller adds the path).
+std::string proto_mode_error(int value);
+
+// Writes the mode fields of a context message: a Mode-III context sets mode and hop_timeout_us;
+// a Mode-II one leaves both unset, so that its message is the one writers sent before the
+// fields existed (an agent compares installed contexts field by field).
+void write_mode(const GroupContext& g, GroupContextMsg& out);
+
 class ContextReader {
  public:
   // `sw` and `errors` must outlive the reader; errors are appended to `errors`.

@@ -126,6 +126,27 @@ std::string children_count_error(size_t children) {
          std::to_string(children);
 }
 
+std::string mode_error(GroupMode mode) {
+  if (mode == GroupMode::kMode2 || mode == GroupMode::kMode3) return "";
+  return std::to_string(static_cast<unsigned>(mode)) + " is not a mode (2: Mode-II, 3: Mode-III)";
+}
+
+std::string hop_timeout_error(uint32_t us) {
+  if (valid_hop_timeout_us(us)) return "";
+  return std::to_string(us) + " us is outside " + std::to_string(kMinHopTimeoutUs) + ".." +
+         std::to_string(kMaxHopTimeoutUs) + " us (Mode-III's per-hop ACK timeout)";
+}
+
+std::string_view mode_name(GroupMode mode) {
+  switch (mode) {
+    case GroupMode::kMode2:
+      return "Mode-II";
+    case GroupMode::kMode3:
+      return "Mode-III";
+  }
+  return "?";
+}
+
 std::string ipv4_error(uint32_t ipv4) {
   if (is_unicast_ipv4(ipv4)) return "";
   return quote(format_ipv4(ipv4)) + " is not a unicast host address";
@@ -219,6 +240,8 @@ void check_shape(const GroupContext& g, const std::string& path, ContextErrors& 
   add(errors, field(path, "ranks"), ranks_error(g.num_ranks));
   add(errors, field(path, "window"), window_error(g.window));
   add(errors, field(path, "pmtu"), pmtu_error(g.pmtu));
+  add(errors, field(path, "mode"), mode_error(g.mode));
+  add(errors, field(path, "hop_timeout_us"), hop_timeout_error(g.hop_timeout_us));
   add(errors, field(path, "children"), children_count_error(g.children.size()));
   for (size_t i = 0; i < g.children.size(); ++i) {
     const ChildLink& c = g.children[i];

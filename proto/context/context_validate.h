@@ -7,7 +7,8 @@
 // Every error names the field by its path ("groups[0].children[2].remote.qpn") and the limit
 // it breaks ("0x1000000 does not fit in 24 bits (must be < 0x1000000)"). The rules:
 //   ranks 1..kMaxRanks; initial_psn and every QPN < 2^24; window a power of two in
-//   1..kMaxWindow; pmtu one of kPmtuChoices; 1..kMaxChildren children; a rank child covers one
+//   1..kMaxWindow; pmtu one of kPmtuChoices; mode Mode-II or Mode-III; hop_timeout_us in
+//   kMinHopTimeoutUs..kMaxHopTimeoutUs; 1..kMaxChildren children; a rank child covers one
 //   rank; children's ranks inside [0, ranks), never covered twice, and all covered at a root
 //   (no parent); endpoints' IPv4 and MAC unicast; and, against a SwitchView, ports that exist,
 //   pmtu + kRoceOverheadBytes within every used port's MTU, local endpoints on one of the
@@ -72,7 +73,10 @@ std::string qpn_error(uint32_t qpn);
 std::string window_error(uint32_t window);
 std::string pmtu_error(uint32_t pmtu);
 std::string children_count_error(size_t children);
-std::string ipv4_error(uint32_t ipv4);  // unicast host address
+std::string mode_error(GroupMode mode);      // Mode-II or Mode-III
+std::string hop_timeout_error(uint32_t us);  // kMinHopTimeoutUs..kMaxHopTimeoutUs
+std::string_view mode_name(GroupMode mode);  // "Mode-II", "Mode-III" ("?" for neither)
+std::string ipv4_error(uint32_t ipv4);       // unicast host address
 std::string mac_error(const MacAddr& mac);
 std::string rank_child_count_error(uint32_t rank_count);  // a rank child is one rank
 // The side of an edge an endpoint address `ipv4` (written `text`) may be on at switch `sw`: a
@@ -98,8 +102,9 @@ class RankCover {
   std::vector<int> owner_;  // child covering each rank, -1 none
 };
 
-// The shape the engine needs to run a context: ranks, window, pmtu, children count, each child's
-// ranks inside the group (a rank child: one rank). What engine::check_config checks.
+// The shape the engine needs to run a context: ranks, window, pmtu, mode, hop timeout, children
+// count, each child's ranks inside the group (a rank child: one rank). What engine::check_config
+// checks.
 void check_shape(const GroupContext& g, const std::string& path, ContextErrors& errors);
 
 // Every rule on the value alone: check_shape, initial_psn and QPNs in 24 bits, ranks covered

@@ -109,6 +109,9 @@ int main(int argc, char** argv) {
   auto* groups = app.add_subcommand("groups", "groups (and rendezvous still forming)");
   std::string tenant_filter;
   groups->add_option("--tenant", tenant_filter, "only this tenant's groups");
+  bool mode_costs = false;
+  groups->add_flag("--modes", mode_costs,
+                   "Mode-II vs Mode-III: each group's window and bytes per switch in either mode");
   auto* tree = app.add_subcommand("tree", "a group's IncTree, switch by switch");
   uint32_t tree_group = 0;
   tree->add_option("GROUP", tree_group, "group id")->required();
@@ -176,7 +179,7 @@ int main(int argc, char** argv) {
     req.set_tenant(tenant_filter);
     return call<pb::ListGroupsResponse>(
         o, [&](Stub& s, auto& c, auto& r) { return s.ListGroups(&c, req, &r); },
-        [](const auto& r) { return render_groups(r); });
+        [&](const auto& r) { return mode_costs ? render_mode_costs(r) : render_groups(r); });
   }
   if (*tree) {
     pb::ListGroupsRequest req;

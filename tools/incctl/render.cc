@@ -107,17 +107,59 @@ std::string render_switches(const pb::ListSwitchesResponse& r) {
   return t.str();
 }
 
+namespace {
+
+std::string mode_text(pb::GroupMode m) {
+  switch (m) {
+    case pb::GROUP_MODE_UNSPECIFIED:
+    case pb::GROUP_MODE_2:
+      return "Mode-II";
+    case pb::GROUP_MODE_3:
+      return "Mode-III";
+    default:
+      return "mode " + std::to_string(static_cast<int>(m));
+  }
+}
+
+// The bytes a group holds on each switch of its tree ("-" when it holds none): every switch of
+// a tree is granted the same, group_memory_bytes(window, pmtu).
+std::string bytes_per_switch(const pb::GroupInfo& g) {
+  if (g.grants().empty()) return "-";
+  const uint64_t first = g.grants(0).bytes();
+  for (const auto& s : g.grants()) {
+    if (s.bytes() != first) return "differs";
+  }
+  return bytes_text(first);
+}
+
+}  // namespace
+
 std::string render_groups(const pb::ListGroupsResponse& r) {
-  Table t(
-      {"ID", "TENANT", "NAME", "STATE", "RANKS", "WINDOW", "PMTU", "ROOT", "SWITCHES", "REASON"});
+  Table t({"ID", "TENANT", "NAME", "STATE", "MODE", "RANKS", "WINDOW", "PMTU", "BYTES/SWITCH",
+           "ROOT", "SWITCHES", "REASON"});
   for (const auto& g : r.groups()) {
-    t.add({n(g.group_id()), g.tenant(), g.name(), g.state(), n(g.size()), n(g.window()),
-           n(g.pmtu()), g.tree().root().empty() ? "-" : g.tree().root(), n(g.tree().nodes_size()),
-           g.reason()});
+    t.add({n(g.group_id()), g.tenant(), g.name(), g.state(), mode_text(g.mode()), n(g.size()),
+           n(g.window()), n(g.pmtu()), bytes_per_switch(g),
+           g.tree().root().empty() ? "-" : g.tree().root(), n(g.tree().nodes_size()), g.reason()});
   }
   for (const auto& p : r.pending()) {
-    t.add({"-", p.tenant(), p.name(), "rendezvous", n(p.joined_size()) + "/" + n(p.size()), "-",
-           "-", "-", "-", "waiting for ranks"});
+    t.add({"-", p.tenant(), p.name(), "rendezvous", "-", n(p.joined_size()) + "/" + n(p.size()),
+           "-", "-", "-", "-", "-", "waiting for ranks"});
+  }
+  return t.str();
+}
+
+std::string render_mode_costs(const pb::ListGroupsResponse& r) {
+  Table t({"ID", "NAME", "MODE", "SWITCHES", "MODE-II WINDOW", "MODE-II BYTES/SWITCH",
+           "MODE-III WINDOW", "MODE-III BYTES/SWITCH"});
+  for (const auto& g : r.groups()) {
+    std::string w2 = "-", b2 = "-", w3 = "-", b3 = "-";
+    for (const auto& c : g.mode_costs()) {
+      (c.mode() == pb::GROUP_MODE_3 ? w3 : w2) = n(c.window());
+      (c.mode() == pb::GROUP_MODE_3 ? b3 : b2) = bytes_text(c.bytes_per_switch());
+    }
+    t.add(
+        {n(g.group_id()), g.name(), mode_text(g.mode()), n(g.tree().nodes_size()), w2, b2, w3, b3});
   }
   return t.str();
 }
@@ -125,8 +167,16 @@ std::string render_groups(const pb::ListGroupsResponse& r) {
 std::string render_tree(const pb::GroupInfo& g) {
   std::ostringstream out;
   out << "group " << g.group_id() << " (" << g.name() << " of " << g.tenant() << "), " << g.state()
-      << ", " << g.size() << " ranks, window " << g.window() << ", pmtu " << g.pmtu()
+      << ", " << mode_text(g.mode());
+  if (g.mode() == pb::GROUP_MODE_3) out << " (hop timeout " << g.hop_timeout_us() << " us)";
+  out << ", " << g.size() << " ranks, window " << g.window() << ", pmtu " << g.pmtu()
       << ", initial psn " << g.initial_psn() << "\n";
+  out << "switch memory: " << bytes_per_switch(g) << " bytes per switch";
+  for (const auto& c : g.mode_costs()) {
+    out << "; " << mode_text(c.mode()) << " would size window " << c.window() << ", "
+        << bytes_text(c.bytes_per_switch());
+  }
+  out << "\n";
   if (g.tree().nodes().empty()) {
     out << "no IncTree yet\n";
     return out.str();

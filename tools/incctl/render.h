@@ -22,6 +22,9 @@ std::optional<uint64_t> parse_bytes(std::string_view text);
 
 std::string render_switches(const pb::ListSwitchesResponse& r);
 std::string render_groups(const pb::ListGroupsResponse& r);
+// Mode-II vs Mode-III: each group's window and bytes per switch as the manager would size them
+// in either mode on the group's tree (GroupInfo.mode_costs).
+std::string render_mode_costs(const pb::ListGroupsResponse& r);
 std::string render_tree(const pb::GroupInfo& g);
 std::string render_memory(const pb::GetMemoryResponse& r);
 std::string render_tenants(const pb::ListTenantsResponse& r);

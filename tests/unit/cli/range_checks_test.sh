@@ -46,5 +46,14 @@ printf 'tenants: [{name: t, max_groups: 9}]\n' >"$dir/tenants.yaml"
 case_ 1 "$dir/tenants.yaml: tenant 't' is also declared in $dir/fabric.yaml" \
   "$manager" --listen "unix:$sock" --topology "$dir/fabric.yaml" --tenants "$dir/tenants.yaml"
 
+# The fabric's default mode: 2 or 3, declared once.
+printf 'defaults: {mode: 4}\n' >"$dir/modes.yaml"
+case_ 1 "$dir/modes.yaml: defaults.mode: expected 2 (Mode-II) or 3 (Mode-III), not '4'" \
+  "$manager" --listen "unix:$sock" --topology "$dir/modes.yaml"
+printf 'defaults: {mode: 3}\n' >"$dir/modes.yaml"
+printf 'defaults: {mode: 2}\n' >"$dir/modes2.yaml"
+case_ 1 "$dir/modes2.yaml: defaults.mode is also declared in $dir/modes.yaml" \
+  "$manager" --listen "unix:$sock" --topology "$dir/modes.yaml" --tenants "$dir/modes2.yaml"
+
 [ "$fails" -eq 0 ] && echo "range_checks: every case refused as expected"
 [ "$fails" -eq 0 ]

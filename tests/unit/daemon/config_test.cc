@@ -47,7 +47,7 @@ std::string dump(const IncdConfig& c) {
   }
   for (const auto& g : c.groups) {
     s << "group " << g.group_id << " " << g.num_ranks << " " << g.initial_psn << " " << g.window
-      << " " << g.pmtu << "\n";
+      << " " << g.pmtu << " mode " << static_cast<int>(g.mode) << " " << g.hop_timeout_us << "\n";
     for (const auto& ch : g.children) {
       s << "  child " << ch.port << " " << ch.is_rank << " " << ch.first_rank << "+"
         << ch.rank_count << " " << endpoint_text(ch.remote) << " " << endpoint_text(ch.local) << " "
@@ -290,7 +290,7 @@ groups:
                                        false);
   ASSERT_TRUE(leaf.config) << errors_text(leaf);
   EXPECT_EQ(dump(*leaf.config).substr(dump(*leaf.config).find("group")),
-            "group 9 4 0 16 1024\n"
+            "group 9 4 0 16 1024 mode 2 1000\n"
             "  child 1 1 1+1 02:00:00:00:00:02/10.77.0.2/17 02:ec:00:00:00:fe/10.77.0.254/4097 "
             "49152\n"
             "  child 0 1 0+1 02:00:00:00:00:01/10.77.0.1/17 02:ec:00:00:00:aa/10.77.0.254/4096 "
@@ -468,6 +468,33 @@ constexpr char kSecondGroup[] = R"(  - id: 8
         local: { ipv4: 10.0.0.254, qpn: 0x200 }
 )";
 
+TEST(IncdConfig, ModeIIAndModeIIIGroupsLoadSideBySide) {
+  // The short name of GROUP_MODE_3 is its number; the full name is taken too, and JSON's number.
+  for (const char* mode : {"3", "GROUP_MODE_3", "\"3\""}) {
+    std::string text = std::string(kBase) + kSecondGroup;
+    text.replace(
+        text.find("  - id: 8\n    ranks: 1\n"), 22,
+        std::string("  - id: 8\n    ranks: 1\n    mode: ") + mode + "\n    hop_timeout_us: 40\n");
+    const LoadResult r = parse_config(text, false);
+    ASSERT_TRUE(r.config) << mode << "\n" << errors_text(r);
+    ASSERT_EQ(r.config->groups.size(), 2u);
+    EXPECT_EQ(r.config->groups[0].mode, vocab::GroupMode::kMode2);
+    EXPECT_EQ(r.config->groups[0].hop_timeout_us, vocab::kDefaultHopTimeoutUs);
+    EXPECT_EQ(r.config->groups[1].mode, vocab::GroupMode::kMode3) << mode;
+    EXPECT_EQ(r.config->groups[1].hop_timeout_us, 40u);
+  }
+  const LoadResult json = parse_config(
+      R"({"ports": [{"name": "p0", "device": "d"}],
+          "switch": {"inc_addresses": [{"ipv4": "10.0.0.254", "mac": "02:ec:00:00:00:fe"}]},
+          "groups": [{"id": 1, "ranks": 1, "mode": 3, "children": [{"port": "p0", "rank": 0,
+            "remote": {"mac": "02:00:00:00:00:01", "ipv4": "10.0.0.1", "qpn": 1},
+            "local": {"ipv4": "10.0.0.254", "qpn": 1}}]}]})",
+      true);
+  ASSERT_TRUE(json.config) << errors_text(json);
+  EXPECT_EQ(json.config->groups[0].mode, vocab::GroupMode::kMode3);
+  EXPECT_EQ(json.config->groups[0].hop_timeout_us, vocab::kDefaultHopTimeoutUs);
+}
+
 TEST(IncdConfig, TheBaseOfTheErrorTableIsValid) {
   const LoadResult r = parse_config(kBase, false);
   EXPECT_TRUE(r.config) << errors_text(r);
@@ -621,6 +648,12 @@ constexpr BadCase kBadCases[] = {
      "groups[0].pmtu",
      "1024 + 90 bytes of RoCEv2 overhead (Ethernet, IPv4, UDP, BTH, RETH/ImmDt, ICRC, with "
      "margin) exceeds mtu 1000 of port \"p1\" (ports[1])"},
+    {"ModeNotTwoOrThree", "    ranks: 2\n", "    ranks: 2\n    mode: 1\n", "groups[0].mode",
+     "\"1\" is not one of 2|3"},
+    {"HopTimeoutBelowLimit", "    ranks: 2\n", "    ranks: 2\n    mode: 3\n    hop_timeout_us: 9\n",
+     "groups[0].hop_timeout_us", "9 us is outside 10..1000000 us (Mode-III's per-hop ACK timeout)"},
+    {"HopTimeoutOnAModeIIGroup", "    ranks: 2\n", "    ranks: 2\n    hop_timeout_us: 100\n",
+     "groups[0].hop_timeout_us", "set, but the group is Mode-II, which keeps no per-hop timer"},
     {"InitialPsnBeyond24Bits", "    ranks: 2\n", "    ranks: 2\n    initial_psn: 0x1000000\n",
      "groups[0].initial_psn", "0x1000000 does not fit in 24 bits"},
     {"NoChildren", "", "ports: [{name: p0, device: d}]\ngroups: [{id: 1, ranks: 1, children: []}]",

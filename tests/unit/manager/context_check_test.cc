@@ -61,6 +61,13 @@ TEST(ContextCheck, ABrokenContextIsNamedByFieldAndLimit) {
   EXPECT_EQ(context_errors(c, sw),
             "context.window: 12 is not a power of two in 1..1048576 (the engine keeps 2*window "
             "slots indexed by psn mod 2*window)");
+  c = *actions[0].context;
+  c.mode = vocab::GroupMode::kMode3;
+  EXPECT_EQ(context_errors(c, sw), "");
+  c.hop_timeout_us = vocab::kMaxHopTimeoutUs + 1;
+  EXPECT_EQ(context_errors(c, sw),
+            "context.hop_timeout_us: 1000001 us is outside 10..1000000 us (Mode-III's per-hop "
+            "ACK timeout)");
 }
 
 }  // namespace

@@ -69,6 +69,32 @@ TEST_F(RendezvousTest, RanksMustAgreeOnTheGroup) {
   EXPECT_EQ(r.error().code, ErrorCode::kInvalidArgument);
   EXPECT_EQ(r.error().message,
             "rank 1 of group 'job/dp' of tenant 't' asks for pmtu 4096; rank 0 asked for 1024");
+  j = join_of(1);
+  j.mode = vocab::GroupMode::kMode3;
+  EXPECT_EQ(rv.offer(j, Millis{1}).error().message,
+            "rank 1 of group 'job/dp' of tenant 't' asks for Mode-III; rank 0 asked for the "
+            "fabric's default mode");
+  j.mode = vocab::GroupMode::kMode2;  // the default may be Mode-III: "unset" is not Mode-II
+  EXPECT_EQ(rv.offer(j, Millis{1}).error().message,
+            "rank 1 of group 'job/dp' of tenant 't' asks for Mode-II; rank 0 asked for the "
+            "fabric's default mode");
+}
+
+TEST_F(RendezvousTest, TheAgreedModeReachesTheGroupRequest) {
+  for (uint32_t rank = 0; rank < 3; ++rank) {
+    RankJoin j = join_of(rank);
+    j.mode = vocab::GroupMode::kMode3;
+    auto r = rv.offer(j, Millis{rank});
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    if (rank == 2) {
+      ASSERT_TRUE(r.value().has_value());
+      EXPECT_EQ(r.value()->mode, vocab::GroupMode::kMode3);
+    }
+  }
+  const RankJoin unset = join_of(0, 1);
+  auto r = rv.offer(unset, Millis{9});
+  ASSERT_TRUE(r.ok() && r.value().has_value());
+  EXPECT_EQ(r.value()->mode, std::nullopt);  // IncManager::join applies the fabric's default
 }
 
 TEST_F(RendezvousTest, DuplicateRanksAndEndpointsAreRefused) {

@@ -96,6 +96,31 @@ TEST_F(StoreTest, ARestartedManagerRecoversSwitchesGroupsAndGrants) {
   ::unlink(path.c_str());
 }
 
+TEST_F(StoreTest, ModesRoundTripAndAStoreWithoutThemHoldsModeIIGroups) {
+  GroupRequest r = make_request("mode3", {{0, 0}, {0, 1}}, 8, 0x500);
+  r.mode = vocab::GroupMode::kMode3;
+  const uint32_t mode3 = testing::install(m, r, Millis{60'000});
+  ASSERT_EQ(m.find_group(mode3)->request.mode, vocab::GroupMode::kMode3);
+  ASSERT_EQ(m.find_group(mode3)->hop_timeout_us, 40u);  // 4 x 10 us (default links)
+  auto loaded = decode_store(encode_store(m), kPolicy, Millis{70'000});
+  ASSERT_TRUE(loaded.ok()) << loaded.error().to_string();
+  EXPECT_EQ(loaded.value().manager.groups(), m.groups());
+  EXPECT_EQ(loaded.value().manager.find_group(mode3)->request.mode, vocab::GroupMode::kMode3);
+  EXPECT_EQ(loaded.value().manager.find_group(mode3)->hop_timeout_us, 40u);
+
+  // A store written before groups had a mode: its groups are Mode-II.
+  auto lines = lines_of(encode_store(m));
+  const size_t old = line_with(lines, "\"name\":\"across\"");
+  replace_in(lines[old - 1], "\"mode\":2,", "");
+  replace_in(lines[old - 1], "\"hop_timeout_us\":40,", "");
+  auto before = decode_store(join_lines(lines), kPolicy, Millis{70'000});
+  ASSERT_TRUE(before.ok()) << before.error().to_string();
+  const Group* g = before.value().manager.find_group(across);
+  ASSERT_NE(g, nullptr);
+  EXPECT_EQ(g->request.mode, vocab::GroupMode::kMode2);
+  EXPECT_EQ(g->hop_timeout_us, vocab::kDefaultHopTimeoutUs);
+}
+
 TEST_F(StoreTest, TheRecoveredManagerCarriesOn) {
   auto loaded = decode_store(encode_store(m), kPolicy, Millis{70'000});
   ASSERT_TRUE(loaded.ok()) << loaded.error().to_string();
@@ -166,6 +191,17 @@ TEST_F(StoreTest, ACorruptedStoreIsRefusedWithItsLineNumber) {
        [&](auto& l) { replace_in(l[link_line - 1], "\"spine0\"", "\"spine9\""); },
        "line " + std::to_string(link_line) +
            ": link: link leaf0:up0 - spine9:d0: unknown switch 'spine9'"},
+      {"a mode that is neither II nor III",
+       [&](auto& l) { replace_in(l[group_line - 1], "\"mode\":2", "\"mode\":4"); },
+       "line " + std::to_string(group_line) +
+           ": group: mode: 4 is not a mode (2: Mode-II, 3: Mode-III)"},
+      {"a hop timeout below its limit",
+       [&](auto& l) {
+         replace_in(l[group_line - 1], "\"hop_timeout_us\":40", "\"hop_timeout_us\":5");
+       },
+       "line " + std::to_string(group_line) +
+           ": group: hop_timeout_us: 5 us is outside 10..1000000 us (Mode-III's per-hop ACK "
+           "timeout)"},
       {"grant beyond the capacity",
        [&](auto& l) {
          replace_in(l[leaf0_line - 1], "\"capacity_bytes\":198656", "\"capacity_bytes\":24832");

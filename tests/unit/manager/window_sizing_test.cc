@@ -99,17 +99,95 @@ TEST_F(BdpWindowTest, TheSlowestLinkAndTheLongestRankToRootPathSizeIt) {
   EXPECT_EQ(b.bytes, bdp_bytes(10, 102));
   EXPECT_EQ(bdp_window(tree, m.topology(), p.link_speeds, ips, 1024), 128u);  // 127500 bytes
   EXPECT_EQ(bdp_window(tree, m.topology(), p.link_speeds, ips, 256), 512u);
+  // Mode-III: one hop, the largest link RTT (rank 1 of leaf1's cable), at the slowest speed.
+  EXPECT_EQ(b.hop_rtt_us, 100);
+  EXPECT_EQ(b.hop_bytes, bdp_bytes(10, 100));
+  EXPECT_EQ(b.bytes_for(vocab::GroupMode::kMode3), b.hop_bytes);
+  EXPECT_EQ(b.bytes_for(vocab::GroupMode::kMode2), b.bytes);
+  EXPECT_EQ(bdp_window(tree, m.topology(), p.link_speeds, ips, 1024, vocab::GroupMode::kMode3),
+            128u);  // 125000 bytes
+  EXPECT_EQ(bdp_window(tree, m.topology(), p.link_speeds, ips, 4096, vocab::GroupMode::kMode3),
+            32u);
   // Without declarations: 100 Gb/s, 20 us.
   const PathBdp d = tree_bdp(tree, LinkSpeeds{}, ips);
   EXPECT_EQ(d.bandwidth_gbps, 100);
   EXPECT_EQ(d.rtt_us, 20);
+  EXPECT_EQ(d.hop_rtt_us, 10);
+}
+
+TEST(HopTimeout, AFewRoundTripsOfTheSlowestLinkClampedToTheLimits) {
+  EXPECT_EQ(kHopTimeoutRtts, 4u);
+  EXPECT_EQ(hop_timeout_for(10), 40u);
+  EXPECT_EQ(hop_timeout_for(3.1), 13u);                    // 12.4 us, rounded up
+  EXPECT_EQ(hop_timeout_for(2), vocab::kMinHopTimeoutUs);  // 8 us
+  EXPECT_EQ(hop_timeout_for(0), vocab::kMinHopTimeoutUs);
+  EXPECT_EQ(hop_timeout_for(250'000), vocab::kMaxHopTimeoutUs);
+  EXPECT_EQ(hop_timeout_for(1'000'000), vocab::kMaxHopTimeoutUs);
+}
+
+TEST_F(BdpWindowTest, ModeIIICoversOneHopWhateverTheTreeDepth) {
+  Policy p;
+  p.link_speeds.links[{{"leaf0", "up0"}, {"spine0", "d0"}}] = {.bandwidth_gbps = 100, .rtt_us = 5};
+  build(p);
+  GroupRequest r = make_request("g", hosts_on(2, 2), 0, 0x100);
+  r.mode = vocab::GroupMode::kMode3;
+  auto j = m.join(r, Millis{1000});
+  ASSERT_TRUE(j.ok()) << j.error().to_string();
+  const Group& g = *m.find_group(j.value().group_id);
+  EXPECT_EQ(g.tree.nodes.size(), 3u);
+  // One hop of 10 us at 100 Gb/s: 125000 bytes, window 128 — Mode-II's path (20 us) needs 256.
+  EXPECT_EQ(g.request.window, 128u);
+  EXPECT_EQ(g.hop_timeout_us, 40u);  // 4 x the largest link RTT, 10 us
+  ASSERT_EQ(j.value().effects.actions.size(), 3u);
+  for (const SwitchAction& a : j.value().effects.actions) {
+    ASSERT_TRUE(a.context.has_value());
+    EXPECT_EQ(a.context->mode, vocab::GroupMode::kMode3) << a.switch_id;
+    EXPECT_EQ(a.context->hop_timeout_us, 40u) << a.switch_id;
+    EXPECT_EQ(a.context->window, 128u) << a.switch_id;
+    EXPECT_EQ(a.memory_bytes, vocab::group_memory_bytes(128, 1024)) << a.switch_id;
+  }
+  // Mode-II vs Mode-III for this tree, as incctl shows them.
+  EXPECT_EQ(m.mode_costs(g),
+            (std::vector<ModeCost>{
+                {vocab::GroupMode::kMode2, 256, vocab::group_memory_bytes(256, 1024)},
+                {vocab::GroupMode::kMode3, 128, vocab::group_memory_bytes(128, 1024)}}));
+  testing::ack_all(m, g.id, Millis{1001});
+  auto answers = m.answers(g.id);
+  ASSERT_TRUE(answers.ok());
+  for (const RankAnswer& a : answers.value()) EXPECT_EQ(a.mode, vocab::GroupMode::kMode3);
+}
+
+TEST_F(BdpWindowTest, AGroupWithoutAModeTakesTheFabricsDefault) {
+  Policy p;
+  p.default_mode = vocab::GroupMode::kMode3;
+  build(p);
+  const Group& dflt = install("dflt", 2, 0, 1024, 0x100);
+  EXPECT_EQ(dflt.request.mode, vocab::GroupMode::kMode3);
+  EXPECT_EQ(dflt.request.window, 128u);
+  GroupRequest r = make_request("two", hosts_on(2, 2), 0, 0x200);
+  r.mode = vocab::GroupMode::kMode2;  // asked for: wins over the default
+  r.ranks[0].ipv4 = testing::rank_ip(0, 2);
+  r.ranks[1].ipv4 = testing::rank_ip(0, 3);
+  r.ranks[2].ipv4 = testing::rank_ip(1, 2);
+  r.ranks[3].ipv4 = testing::rank_ip(1, 3);
+  const uint32_t id = testing::install(m, r, Millis{1000});
+  EXPECT_EQ(m.find_group(id)->request.mode, vocab::GroupMode::kMode2);
+  EXPECT_EQ(m.find_group(id)->request.window, 256u);
+  // Side by side on the same switches.
+  EXPECT_EQ(m.find_group(id)->tree.nodes.size(), 3u);
 }
 
 TEST_F(BdpWindowTest, ARequestedWindowWins) {
   build({});
   const Group& g = install("g", 2, 16, 1024, 0x100);
   EXPECT_EQ(g.request.window, 16u);
+  EXPECT_EQ(g.request.mode, vocab::GroupMode::kMode2);  // the default fabric's default
   EXPECT_EQ(g.grants[0].bytes, vocab::group_memory_bytes(16, 1024));
+  // The comparison still shows what sizing would give each mode.
+  const std::vector<ModeCost> costs = m.mode_costs(g);
+  ASSERT_EQ(costs.size(), 2u);
+  EXPECT_EQ(costs[0].window, 256u);
+  EXPECT_EQ(costs[1].window, 128u);
 }
 
 TEST_F(BdpWindowTest, ClampedToTheSwitchesMaxWindow) {

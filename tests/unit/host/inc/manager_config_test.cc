@@ -37,6 +37,7 @@ TEST(ManagerConfig, DefaultsWithAManager) {
   EXPECT_EQ(m.host_qpn, 20u);  // INC_QPN + 2
   EXPECT_FALSE(m.window);      // the manager's default
   EXPECT_FALSE(m.pmtu);
+  EXPECT_FALSE(m.mode);  // the fabric's default
 }
 
 TEST(ManagerConfig, EveryKeyIsRead) {
@@ -52,6 +53,7 @@ TEST(ManagerConfig, EveryKeyIsRead) {
   pairs["INC_HOST_QPN"] = "0x300";
   pairs["INC_WINDOW"] = "64";
   pairs["INC_PMTU"] = "4096";
+  pairs["INC_MODE"] = "3";
   const ConfigResult r = config_from_pairs(pairs);
   ASSERT_TRUE(r.ok()) << r.error;
   const ManagerOptions& m = r.config.manager;
@@ -66,6 +68,7 @@ TEST(ManagerConfig, EveryKeyIsRead) {
   EXPECT_EQ(m.host_qpn, 0x300u);
   EXPECT_EQ(m.window, 64u);
   EXPECT_EQ(m.pmtu, 4096);
+  EXPECT_EQ(m.mode, 3u);
 }
 
 TEST(ManagerConfig, EachBadValueIsNamedWithItsKey) {
@@ -78,6 +81,8 @@ TEST(ManagerConfig, EachBadValueIsNamedWithItsKey) {
                                                        {"INC_JOIN_TIMEOUT_MS", "0"},
                                                        {"INC_HOST_FALLBACK", "yes"},
                                                        {"INC_HOST_QPN", "0"},
+                                                       {"INC_MODE", "1"},
+                                                       {"INC_MODE", "III"},
                                                        {"INC_MANAGER_CA", ""}};
   for (const auto& [key, value] : cases) {
     auto pairs = managed_soft_rank();
@@ -124,6 +129,10 @@ TEST(ManagerConfig, ManagerKeysWithoutAManagerAreRefused) {
       {"INC_SWITCH_QPN", "7"},    {"INC_GROUP", "g"}};
   const ConfigResult r = config_from_pairs(pairs);
   EXPECT_EQ(r.error, "INC_GROUP needs INC_MANAGER (the inc-manager to join through)");
+  pairs.erase("INC_GROUP");
+  pairs["INC_MODE"] = "3";  // a static group's mode is the switch's config
+  EXPECT_EQ(config_from_pairs(pairs).error,
+            "INC_MODE needs INC_MANAGER (the inc-manager to join through)");
 }
 
 // Plaintext only to a unix socket or loopback address, unless INC_MANAGER_INSECURE=1 says so:
@@ -157,9 +166,9 @@ TEST(ManagerConfig, KeysAreListedForHelp) {
   for (const auto& [key, meaning] : config_keys()) {
     found += key.rfind("INC_MANAGER", 0) == 0 || key == "INC_GROUP" || key == "INC_TENANT" ||
              key == "INC_QUEUE_TIMEOUT_MS" || key == "INC_JOIN_TIMEOUT_MS" ||
-             key == "INC_HOST_FALLBACK" || key == "INC_HOST_QPN";
+             key == "INC_HOST_FALLBACK" || key == "INC_HOST_QPN" || key == "INC_MODE";
   }
-  EXPECT_EQ(found, 11u);
+  EXPECT_EQ(found, 12u);
 }
 
 }  // namespace

@@ -97,6 +97,20 @@ TEST_F(ManagerJoinTest, RanksGetTheSwitchPeerAndLeavingTearsTheGroupDown) {
   EXPECT_EQ(remove->action().kind(), ::epic::inc::v1::ACTION_KIND_REMOVE_CONTEXT);
 }
 
+TEST_F(ManagerJoinTest, IncModeAsksTheManagerForModeIII) {
+  agent_->register_switch(mt::FakeAgent::leaf0(256));
+  ManagerOptions mode3 = options("g3");
+  mode3.mode = 3;  // INC_MODE=3
+  auto r0 = join(mode3, 0, 2, true);
+  auto r1 = join(mode3, 1, 2, true);
+  auto install = agent_->next();
+  ASSERT_TRUE(install && install->has_action());
+  EXPECT_EQ(install->action().context().mode(), ::epic::inc::v1::GROUP_MODE_3);
+  EXPECT_TRUE(install->action().context().has_hop_timeout_us());
+  agent_->ack(install->action().action_id());
+  for (auto* f : {&r0, &r1}) ASSERT_TRUE(f->get().ok()) << f->get().error;
+}
+
 TEST_F(ManagerJoinTest, NoMemoryWithEveryRankOfferingAHostRingFallsBack) {
   fill_leaf0();
   auto r0 = join(options("b"), 0, 2, true);

@@ -44,11 +44,27 @@ TEST(IncctlTest, ShowsSwitchesGroupsTreeAndMemory) {
   CliRun g = incctl(mgr + "groups");
   EXPECT_EQ(g.rc, 0) << g.out;
   EXPECT_NE(g.out.find("installed"), std::string::npos) << g.out;
+  EXPECT_NE(g.out.find("MODE"), std::string::npos) << g.out;
+  EXPECT_NE(g.out.find("installed  Mode-II"), std::string::npos) << g.out;
+  EXPECT_NE(g.out.find("99328 (97 KiB)"), std::string::npos) << g.out;  // bytes per switch
+  // Mode-II vs Mode-III: one switch at the default speeds, both modes size window 128.
+  CliRun modes = incctl(mgr + "groups --modes");
+  EXPECT_EQ(modes.rc, 0) << modes.out;
+  EXPECT_NE(modes.out.find("MODE-III BYTES/SWITCH"), std::string::npos) << modes.out;
+  EXPECT_NE(
+      modes.out.find("128             794624 (776 KiB)      128              794624 (776 KiB)"),
+      std::string::npos)
+      << modes.out;
 
   const std::string id = std::to_string(install.group_id());
   CliRun t = incctl(mgr + "tree " + id);
   EXPECT_EQ(t.rc, 0) << t.out;
   EXPECT_NE(t.out.find("r1: rank 1"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("installed, Mode-II, 2 ranks"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("switch memory: 99328 (97 KiB) bytes per switch; Mode-II would size window "
+                       "128, 794624 (776 KiB); Mode-III would size window 128, 794624 (776 KiB)"),
+            std::string::npos)
+      << t.out;
 
   CliRun mem = incctl(mgr + "--json memory");
   EXPECT_EQ(mem.rc, 0) << mem.out;

@@ -152,6 +152,9 @@ TEST_F(JoinTest, MalformedOrImpossibleJoinsGetPreciseStatuses) {
       {"gid of another address", [](auto& r) { r.mutable_endpoint()->set_gid("::ffff:1.2.3.4"); },
        grpc::StatusCode::INVALID_ARGUMENT, "endpoint.gid:"},
       {"window 3", [](auto& r) { r.set_window(3); }, grpc::StatusCode::INVALID_ARGUMENT, "window:"},
+      {"mode 1", [](auto& r) { r.set_mode(static_cast<pb::GroupMode>(1)); },
+       grpc::StatusCode::INVALID_ARGUMENT,
+       "mode: 1 is not a mode (2: Mode-II, 3: Mode-III; unset: Mode-II)"},
       {"pmtu 1000", [](auto& r) { r.set_pmtu(1000); }, grpc::StatusCode::INVALID_ARGUMENT, "pmtu:"},
       {"rank out of range", [](auto& r) { r.set_rank(1); }, grpc::StatusCode::INVALID_ARGUMENT,
        "rank:"},
@@ -342,6 +345,65 @@ TEST_F(JoinTest, AJoinWithoutAWindowGetsThePathBdpWindowAndItsRanksUseIt) {
       << s.error_message();
   EXPECT_EQ(groups().groups(0).state(), "installed");
   EXPECT_FALSE(agent.next(200ms)) << "nothing sent for the refused group";
+}
+
+TEST_F(JoinTest, AModeIIIGroupRunsBesideAModeIIGroupAndEverySwitchContextSaysWhichIsWhich) {
+  FakeAgent agent(manager_.channel());
+  agent.register_switch(FakeAgent::leaf0(1024));
+  const struct {
+    const char* name;
+    std::optional<pb::GroupMode> mode;
+  } groups_[] = {{"two", std::nullopt}, {"three", pb::GROUP_MODE_3}};
+  uint32_t rank_base = 0;
+  for (const auto& g : groups_) {
+    std::vector<std::unique_ptr<AsyncJoin>> ranks;
+    for (uint32_t r = 0; r < 2; ++r) {
+      pb::JoinGroupRequest j = join_request(g.name, 2, r);
+      j.clear_window();
+      j.mutable_endpoint()->set_ipv4(rank_ipv4(static_cast<int>(rank_base + r)));
+      if (g.mode) j.set_mode(*g.mode);
+      ranks.push_back(std::make_unique<AsyncJoin>(manager_, j));
+    }
+    rank_base += 2;
+    auto install = agent.next();
+    ASSERT_TRUE(install && install->has_action()) << g.name;
+    const pb::GroupContext& c = install->action().context();
+    // One switch, default link speeds: one hop is the whole path, both modes size window 128.
+    EXPECT_EQ(c.window(), 128u);
+    if (g.mode) {
+      EXPECT_EQ(c.mode(), pb::GROUP_MODE_3);
+      EXPECT_TRUE(c.has_hop_timeout_us());
+      EXPECT_EQ(c.hop_timeout_us(), 40u);  // 4 x 10 us
+    } else {  // Mode-II: the fields stay unset, the context is what older managers sent
+      EXPECT_EQ(c.mode(), pb::GROUP_MODE_UNSPECIFIED);
+      EXPECT_FALSE(c.has_hop_timeout_us());
+    }
+    agent.ack(install->action().action_id());
+    for (auto& r : ranks) {
+      ASSERT_TRUE(r->get().status.ok()) << r->get().status.error_message();
+      EXPECT_EQ(r->get().response.mode(), g.mode ? pb::GROUP_MODE_3 : pb::GROUP_MODE_2);
+    }
+  }
+  const pb::ListGroupsResponse list = groups();
+  ASSERT_EQ(list.groups_size(), 2);
+  for (const pb::GroupInfo& info : list.groups()) {
+    const bool three = info.name() == "three";
+    EXPECT_EQ(info.mode(), three ? pb::GROUP_MODE_3 : pb::GROUP_MODE_2) << info.name();
+    EXPECT_EQ(info.hop_timeout_us(), 40u);
+    ASSERT_EQ(info.mode_costs_size(), 2) << info.name();
+    EXPECT_EQ(info.mode_costs(0).mode(), pb::GROUP_MODE_2);
+    EXPECT_EQ(info.mode_costs(1).mode(), pb::GROUP_MODE_3);
+    for (const pb::ModeCost& cost : info.mode_costs()) {
+      EXPECT_EQ(cost.window(), 128u);
+      EXPECT_EQ(cost.bytes_per_switch(), vocab::group_memory_bytes(128, 1024));
+    }
+  }
+  // A rank retrying with another mode than its group's is a clash.
+  pb::JoinGroupRequest again = join_request("three", 2, 1);
+  again.clear_window();
+  again.mutable_endpoint()->set_ipv4(rank_ipv4(3));
+  again.set_mode(pb::GROUP_MODE_2);
+  EXPECT_EQ(join_now(again).error_code(), grpc::StatusCode::ALREADY_EXISTS);
 }
 
 TEST_F(JoinTest, TenantsCountingSlotsAreRefusedNamingTheByteField) {

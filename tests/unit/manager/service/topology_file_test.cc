@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+
+#include "proto/context/context_validate.h"
 #include "proto/vocab/memory.h"
 
 namespace epic::manager::service {
@@ -156,6 +160,84 @@ TEST(TopologyFileTest, TheCheckedInExampleLoads) {
   EXPECT_EQ(d.value().tenants[0].reserved.at("spine0"), 1024 * vocab::slot_bytes(1024));
   EXPECT_EQ(d.value().speeds.links.size(), 1u);
   EXPECT_EQ(d.value().speeds.ranks.size(), 1u);
+  EXPECT_EQ(d.value().default_mode, vocab::GroupMode::kMode2);
+}
+
+TEST(TopologyFileTest, DefaultsModeIsTheModeOfGroupsThatAskForNone) {
+  auto none = parse_declarations("links: []\n", "fabric.yaml");
+  ASSERT_TRUE(none.ok()) << none.error().to_string();
+  EXPECT_EQ(none.value().default_mode, std::nullopt);
+  auto three = parse_declarations("defaults: {mode: 3}\n", "fabric.yaml");
+  ASSERT_TRUE(three.ok()) << three.error().to_string();
+  EXPECT_EQ(three.value().default_mode, vocab::GroupMode::kMode3);
+  auto two = parse_declarations("defaults:\n  mode: 2\n", "fabric.yaml");
+  ASSERT_TRUE(two.ok()) << two.error().to_string();
+  EXPECT_EQ(two.value().default_mode, vocab::GroupMode::kMode2);
+  const std::pair<const char*, const char*> bad[] = {
+      {"defaults: {mode: 4}",
+       "fabric.yaml: defaults.mode: expected 2 (Mode-II) or 3 (Mode-III), not '4'"},
+      {"defaults: {mode: III}",
+       "fabric.yaml: defaults.mode: expected 2 (Mode-II) or 3 (Mode-III), not 'III'"},
+      {"defaults: {mode: [3]}",
+       "fabric.yaml: defaults.mode: expected 2 (Mode-II) or 3 (Mode-III), not '(not a number)'"},
+      {"defaults: {window: 16}", "fabric.yaml: defaults: unknown key 'window'"},
+      {"defaults: 3", "fabric.yaml: defaults: expected a mapping"},
+  };
+  for (const auto& [text, message] : bad) {
+    auto d = parse_declarations(text, "fabric.yaml");
+    ASSERT_FALSE(d.ok()) << text;
+    EXPECT_EQ(d.error().message, message) << text;
+  }
+}
+
+// docs/manager.md "Mode-III: one hop's BDP": the Mode-II vs Mode-III table for the example
+// fabric, computed by the manager's sizing from the checked-in file and checked against the page.
+TEST(ModeCostTest, TheExampleFabricsModeIIAndModeIIIBytes) {
+  auto d = load_declarations(std::string(EPIC_SOURCE_DIR) + "/deploy/examples/fabric.yaml");
+  ASSERT_TRUE(d.ok()) << d.error().to_string();
+  IncManager m(Policy{.link_speeds = d.value().speeds});
+  const auto mac = [](uint8_t a, uint8_t b) { return vocab::MacAddr{0x02, 0xec, 0, a, b, 0xfe}; };
+  const uint64_t plenty = uint64_t{64} << 20;
+  ASSERT_TRUE(
+      m.add_switch(
+           {"leaf0", 0x0A4D00FE, mac(0, 0), {{"r0", 9000}, {"r1", 9000}, {"up", 9000}}, plenty})
+          .ok());
+  ASSERT_TRUE(
+      m.add_switch(
+           {"leaf1", 0x0A4D01FE, mac(0, 1), {{"r0", 9000}, {"r1", 9000}, {"up", 9000}}, plenty})
+          .ok());
+  ASSERT_TRUE(
+      m.add_switch({"spine0", 0x0A4E00FE, mac(1, 0), {{"leaf0", 9000}, {"leaf1", 9000}}, plenty})
+          .ok());
+  ASSERT_TRUE(m.set_tenant({.name = "default"}).ok());
+  for (const Link& l : d.value().links) ASSERT_TRUE(m.add_link(l).ok());
+  for (const RankAttachment& r : d.value().ranks) ASSERT_TRUE(m.attach_rank(r).ok());
+  GroupRequest r{.tenant = "default", .name = "both-leaves", .window = 0, .pmtu = 1024};
+  for (uint32_t i = 0; i < d.value().ranks.size(); ++i) {
+    r.ranks.push_back({i, d.value().ranks[i].ipv4, 0x11 + i, std::nullopt});
+  }
+  auto j = m.join(r, Millis{1});
+  ASSERT_TRUE(j.ok()) << j.error().to_string();
+  const Group& g = *m.find_group(j.value().group_id);
+  ASSERT_EQ(g.tree.nodes.size(), 3u);
+  const std::vector<ModeCost> costs = m.mode_costs(g);
+  ASSERT_EQ(costs.size(), 2u);
+  EXPECT_EQ(costs[0].window, 256u);  // 100 Gb/s x (10 + 10) us
+  EXPECT_EQ(costs[1].window, 128u);  // 100 Gb/s x 10 us
+  std::ifstream page(std::string(EPIC_SOURCE_DIR) + "/docs/manager.md");
+  std::stringstream doc;
+  doc << page.rdbuf();
+  for (const ModeCost& c : costs) {
+    const std::string row = std::string("| ") + std::string(vocab::mode_name(c.mode)) + " |";
+    const size_t at = doc.str().find(row);
+    ASSERT_NE(at, std::string::npos) << row;
+    const std::string line = doc.str().substr(at, doc.str().find('\n', at) - at);
+    EXPECT_NE(line.find("| " + std::to_string(c.window) + " |"), std::string::npos) << line;
+    EXPECT_NE(line.find("| " + std::to_string(c.bytes_per_switch) + " |"), std::string::npos)
+        << line;
+    EXPECT_NE(line.find("| " + std::to_string(3 * c.bytes_per_switch) + " |"), std::string::npos)
+        << line;
+  }
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <tuple>
 
 namespace epic::vocab {
 namespace {
@@ -37,6 +38,8 @@ TEST(ContextReader, ResolvesPortNamesAndTextForms) {
   EXPECT_EQ(g->group_id, 7u);
   EXPECT_EQ(g->num_ranks, 2);
   EXPECT_EQ(g->window, 32u);
+  EXPECT_EQ(g->mode, GroupMode::kMode2);  // mode unset
+  EXPECT_EQ(g->hop_timeout_us, kDefaultHopTimeoutUs);
   EXPECT_EQ(g->pmtu, 2048);
   EXPECT_EQ(g->initial_psn, 5u);
   ASSERT_EQ(g->children.size(), 2u);
@@ -68,6 +71,75 @@ TEST(ContextReader, ReportsEveryErrorByPathWithTheRulesMessage) {
             "slots indexed by psn mod 2*window); context.children[1].port: no port named \"up\" "
             "(ports: r0, r1); context.children[1].remote.qpn: 0x1000000 does not fit in 24 bits "
             "(must be < 0x1000000)");
+}
+
+TEST(ContextReader, ReadsModeIIIAndItsHopTimeout) {
+  const SwitchView sw = view();
+  for (const auto& [fields, mode, us] :
+       {std::tuple{" mode: GROUP_MODE_3 hop_timeout_us: 40", GroupMode::kMode3, 40u},
+        std::tuple{" mode: GROUP_MODE_3", GroupMode::kMode3, kDefaultHopTimeoutUs},
+        std::tuple{" mode: GROUP_MODE_2", GroupMode::kMode2, kDefaultHopTimeoutUs}}) {
+    ContextErrors errors;
+    ContextReader reader(sw, errors);
+    const auto g = reader.read(msg(std::string(kGood) + fields), "context");
+    ASSERT_TRUE(g) << fields << ": " << join(errors);
+    EXPECT_EQ(g->mode, mode) << fields;
+    EXPECT_EQ(g->hop_timeout_us, us) << fields;
+  }
+}
+
+TEST(ContextReader, RefusesAnUnknownModeAndABadHopTimeoutByPath) {
+  const SwitchView sw = view();
+  const struct {
+    const char* fields;
+    const char* error;
+  } rows[] = {
+      {" mode: 1", "context.mode: 1 is not a mode (2: Mode-II, 3: Mode-III; unset: Mode-II)"},
+      {" mode: 7 hop_timeout_us: 5",
+       "context.mode: 7 is not a mode (2: Mode-II, 3: Mode-III; unset: Mode-II)"},
+      {" mode: GROUP_MODE_3 hop_timeout_us: 9",
+       "context.hop_timeout_us: 9 us is outside 10..1000000 us (Mode-III's per-hop ACK timeout)"},
+      {" mode: GROUP_MODE_3 hop_timeout_us: 1000001",
+       "context.hop_timeout_us: 1000001 us is outside 10..1000000 us (Mode-III's per-hop ACK "
+       "timeout)"},
+      {" hop_timeout_us: 100",
+       "context.hop_timeout_us: set, but the group is Mode-II, which keeps no per-hop timer (set "
+       "mode: 3 for Mode-III, or leave hop_timeout_us out)"},
+  };
+  for (const auto& row : rows) {
+    ContextErrors errors;
+    ContextReader reader(sw, errors);
+    EXPECT_FALSE(reader.read(msg(std::string(kGood) + row.fields), "context")) << row.fields;
+    EXPECT_EQ(join(errors), row.error) << row.fields;
+  }
+}
+
+TEST(WriteMode, ModeIIIsUnsetAndModeIIIRoundTrips) {
+  const SwitchView sw = view();
+  ContextErrors errors;
+  ContextReader reader(sw, errors);
+  GroupContext g = *reader.read(msg(kGood), "context");
+  GroupContextMsg out = msg(kGood);
+  out.set_mode(inc::v1::GROUP_MODE_2);
+  out.set_hop_timeout_us(7);
+  write_mode(g, out);
+  EXPECT_EQ(out.mode(), inc::v1::GROUP_MODE_UNSPECIFIED);
+  EXPECT_FALSE(out.has_hop_timeout_us());
+  g.mode = GroupMode::kMode3;
+  g.hop_timeout_us = 250;
+  write_mode(g, out);
+  EXPECT_EQ(out.mode(), inc::v1::GROUP_MODE_3);
+  EXPECT_EQ(out.hop_timeout_us(), 250u);
+  GroupContextMsg again = out;  // a second group: its endpoints must not clash with the first's
+  again.set_id(8);
+  for (auto& c : *again.mutable_children()) {
+    c.mutable_local()->set_qpn(c.local().qpn() + 100);
+    c.mutable_remote()->set_qpn(c.remote().qpn() + 100);
+  }
+  const auto back = reader.read(again, "context");
+  ASSERT_TRUE(back) << join(errors);
+  EXPECT_EQ(back->mode, GroupMode::kMode3);
+  EXPECT_EQ(back->hop_timeout_us, 250u);
 }
 
 TEST(ContextReader, EndpointsOfReservedGroupsAreTaken) {

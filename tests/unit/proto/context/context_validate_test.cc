@@ -71,6 +71,13 @@ const Row kRows[] = {
      "slots indexed by psn mod 2*window)"},
     {"PmtuNotAChoice", [](GroupContext& g) { g.pmtu = 1500; },
      "context.pmtu: 1500 is not one of 256, 512, 1024, 2048, 4096"},
+    {"ModeNeitherIINorIII", [](GroupContext& g) { g.mode = static_cast<GroupMode>(1); },
+     "context.mode: 1 is not a mode (2: Mode-II, 3: Mode-III)"},
+    {"HopTimeoutBelowLimit", [](GroupContext& g) { g.hop_timeout_us = kMinHopTimeoutUs - 1; },
+     "context.hop_timeout_us: 9 us is outside 10..1000000 us (Mode-III's per-hop ACK timeout)"},
+    {"HopTimeoutAboveLimit", [](GroupContext& g) { g.hop_timeout_us = kMaxHopTimeoutUs + 1; },
+     "context.hop_timeout_us: 1000001 us is outside 10..1000000 us (Mode-III's per-hop ACK "
+     "timeout)"},
     {"NoChildren", [](GroupContext& g) { g.children.clear(); },
      "context.children: a group has 1..64 children at a switch, got 0"},
     {"TooManyChildren", [](GroupContext& g) { g.children.resize(kMaxChildren + 1, g.children[0]); },
@@ -150,6 +157,28 @@ TEST(CheckContext, ShapeIsWhatTheEngineChecks) {
   check_shape(g, "", errors);
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_EQ(errors[0].path, "window");
+  // The engine refuses a mode or a hop timeout it cannot run, too.
+  g.window = 16;
+  g.mode = static_cast<GroupMode>(4);
+  g.hop_timeout_us = 0;
+  errors.clear();
+  check_shape(g, "", errors);
+  ASSERT_EQ(errors.size(), 2u);
+  EXPECT_EQ(errors[0].path, "mode");
+  EXPECT_EQ(errors[1].path, "hop_timeout_us");
+}
+
+TEST(CheckContext, AModeIIIContextWithItsLimitsPasses) {
+  GroupContext g = good();
+  g.mode = GroupMode::kMode3;
+  for (const uint32_t us : {kMinHopTimeoutUs, kDefaultHopTimeoutUs, kMaxHopTimeoutUs}) {
+    g.hop_timeout_us = us;
+    ContextErrors errors;
+    check_context(g, "context", errors);
+    EXPECT_EQ(join(errors), "") << us;
+  }
+  EXPECT_EQ(mode_name(GroupMode::kMode2), "Mode-II");
+  EXPECT_EQ(mode_name(GroupMode::kMode3), "Mode-III");
 }
 
 TEST(GrantError, AGrantIsExactlyTheContextsMemory) {
