@@ -9,18 +9,19 @@
 #     verified bit for bit and timed, incd's metrics, then libinc's inc-bench on the same ranks;
 #  2. the control plane (deploy/netns/control_plane.py --demo): inc-manager, a leaf and a spine
 #     incd whose IncAgents register with it, ranks that join their groups through it — two
-#     tenants' groups on two-level IncTrees at once, a third group that finds no INC memory and
+#     tenants' groups on two-level IncTrees at once, one in Mode-II and one in Mode-III, a third group that finds no INC memory and
 #     falls back to host collectives, a fourth that waits in the manager's queue for memory —
 #     with incctl's view (groups, tree, memory) while they run;
 #  3. with --real-ranks auto (default) or yes: real RDMA ranks — three qemu guests whose Linux
 #     rdma_rxe (Soft-RoCE) NICs run inc-rank on libinc's verbs transport through incd
-#     (deploy/lab/incd_rxe.sh, lossless; about a minute). auto skips it, saying why, when the
-#     machine cannot run the guests (/dev/net/tun, qemu); yes makes that an error.
+#     (deploy/lab/incd_rxe.sh, lossless, the group in Mode-II then in Mode-III; about two
+#     minutes). auto skips it, saying why, when the machine cannot run the guests
+#     (/dev/net/tun, qemu); yes makes that an error.
 # Every step says which transport it used. Removes everything it created. Needs root.
 # Exit status: 0 when every collective was verified.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-usage() { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; }
 REAL=auto
 PASS=()
 while [ $# -gt 0 ]; do
@@ -71,7 +72,7 @@ OUT=$(mktemp -d /tmp/epic-demo-rxe.XXXXXX)
 LOG=$OUT.log  # beside the run directory: incd_rxe.sh wants an empty (or its own) directory
 set +e
 "$ROOT/deploy/lab/incd_rxe.sh" --incd "$BUILD/daemon/incd" --inc-rank "$BUILD/tools/inc-rank/inc-rank" \
-  --loss 0 -o "$OUT" >"$LOG" 2>&1
+  --loss 0 --modes 2,3 -o "$OUT" >"$LOG" 2>&1
 rc=$?
 set -e
 grep -E '^(incd_rxe:|PHASE|pcap|INCD_RXE)' "$LOG" | sed 's/^/   /'

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <utility>
-#include <vector>
 
 #include "proto/context/context_validate.h"
 #include "proto/vocab/limits.h"
@@ -20,27 +19,7 @@ std::string check_config(const GroupConfig& config) {
   // by the same rules (proto/context/context_validate.h), before any memory is sized for it.
   vocab::ContextErrors errors;
   vocab::check_shape(config, "", errors);
-  if (!errors.empty()) return errors.front().to_string();
-  if (config.mode != vocab::GroupMode::kMode2 && config.mode != vocab::GroupMode::kMode3) {
-    return "mode: neither Mode-II nor Mode-III";
-  }
-  if (config.mode == vocab::GroupMode::kMode3) {
-    if (!vocab::valid_hop_timeout_us(config.hop_timeout_us)) {
-      return "hop_timeout_us: must be " + std::to_string(vocab::kMinHopTimeoutUs) + ".." +
-             std::to_string(vocab::kMaxHopTimeoutUs);
-    }
-    // Each hop numbers what its subtree sends and receives (translate_psn.h): the ranks below
-    // this switch must be one range, the children's ranges side by side.
-    std::vector<std::pair<uint32_t, uint32_t>> ranges;
-    for (const ChildLink& c : config.children) ranges.emplace_back(c.first_rank, c.rank_count);
-    std::sort(ranges.begin(), ranges.end());
-    for (size_t i = 1; i < ranges.size(); ++i) {
-      if (ranges[i].first != ranges[i - 1].first + ranges[i - 1].second) {
-        return "children: in Mode-III the children's ranks must be one contiguous range";
-      }
-    }
-  }
-  return "";
+  return errors.empty() ? "" : errors.front().to_string();
 }
 
 std::string check_group(const GroupConfig& config, const SlotRegion* slots) {

@@ -32,12 +32,13 @@ delta() { # BEFORE AFTER
 fails=0; k=0
 for loss in $PHASES; do
   k=$((k + 1))
+  plan=$PLAN; [ "${loss%/*}" = 3 ] && plan=${PLAN3:-$PLAN}  # a phase is MODE/LOSS
   out=/mnt/rank.p$k.g$ID.out
   before=$(snap); t0=$(date +%s)
   inc-rank --transport verbs --device rxe0 --gid-index 1 --ip "10.9.0.$ID" \
     --switch-ip "$SWITCH_IP" --switch-qpn $((SWITCH_QPN_BASE + RANK)) \
     --rank "$RANK" --ranks "$RANKS" --initial-psn "$INITIAL_PSN" --window "$WINDOW" \
-    --pmtu "$PMTU" --plan "$PLAN" --reps "$REPS" --seed $((SEED + k)) \
+    --pmtu "$PMTU" --plan "$plan" --reps "$REPS" --seed $((SEED + k)) \
     --timeout-ms "$TIMEOUT_MS" --qp-timeout "$QP_TIMEOUT" --linger-ms 500 \
     --qpn-file "/mnt/qpn.p$k.g$ID" --wait-file "/mnt/go.p$k" --wait-timeout-ms "$WAIT_MS" \
     --json < /dev/null > "$out" 2>&1

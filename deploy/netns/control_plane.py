@@ -12,9 +12,10 @@ pmtu 1024 (the ranks ask for window 16 instead of the manager's path-BDP window)
 Every rank runs libinc's inc-bench (soft transport), which verifies every result bit for bit.
 
 Scenarios (each prints "CASE name PASS|FAIL ..."):
-  concurrent_tenants   group A (team-a: ranks 0,1,4,5) and B (team-b: 2,3,6,7) at once, each
-                       a two-level IncTree over leaf and spine; incctl shows both trees and the
-                       leaf's memory full
+  concurrent_tenants   group A (team-a: ranks 0,1,4,5) in Mode-II and B (team-b: 2,3,6,7) in
+                       Mode-III (its ranks ask INC_MODE=3) at once, each a two-level IncTree
+                       over leaf and spine; incctl shows both trees, their modes and the
+                       leaf's memory full; incd's incd_group_mode says which is which
   exhaustion_fallback  group C (team-a: ranks 8,9,10) while A and B hold the leaf's memory: the
                        manager answers "no INC memory", the ranks run host collectives (a ring
                        through incd's L2 switching) and still verify every result
@@ -224,6 +225,8 @@ def registrations(lab, s):
 
 
 # --- scenarios -------------------------------------------------------------------------------
+MODE_NAMES = {"GROUP_MODE_2": "Mode-II", "GROUP_MODE_3": "Mode-III"}
+LAB_RTT_US = 2500
 LONG = ["-p", "allreduce,reduce,broadcast,barrier", "-d", "int32,fp32", "-s", "4K,256K",
         "-n", "60", "-w", "2"]
 SHORT = ["-p", "allreduce,barrier", "-d", "fp32", "-s", "4K,64K", "-n", "5", "-w", "1"]
@@ -233,13 +236,16 @@ def concurrent_and_fallback(lab, mgr, leaf, spine, demo):
     R = lab.ranks
     ok = True
     a = Bench(lab, mgr, "A", "team-a", [R[0], R[1], R[4], R[5]], 0x100, LONG)
-    b = Bench(lab, mgr, "B", "team-b", [R[2], R[3], R[6], R[7]], 0x100, LONG)
+    b = Bench(lab, mgr, "B", "team-b", [R[2], R[3], R[6], R[7]], 0x100, LONG,
+              {k: {"INC_MODE": "3"} for k in range(4)})
     ga, gb = mgr.wait_for("groups A and B installed", lambda: installed(mgr, "A", "B"), 90)
     mem = memory_of(mgr)
     trees = [mgr.ctl("tree", str(g["group_id"]))["groups"][0].get("tree", {}) for g in (ga, gb)]
     two_level = all(t.get("depth") == 2 and {n["switch_id"] for n in t.get("nodes", [])} ==
                     {"leaf", "spine"} for t in trees)
-    print(f"== while A ({ga['tenant']}) and B ({gb['tenant']}) run:")
+    modes = {n: g.get("mode") for n, g in (("A", ga), ("B", gb))}
+    print(f"== while A ({ga['tenant']}, {MODE_NAMES.get(modes['A'], modes['A'])}) and "
+          f"B ({gb['tenant']}, {MODE_NAMES.get(modes['B'], modes['B'])}) run:")
     mgr.show("groups")
     mgr.show("tree", str(ga["group_id"]))
     mgr.show("memory")
@@ -270,6 +276,11 @@ def concurrent_and_fallback(lab, mgr, leaf, spine, demo):
     up = sum(lab.metric(t, "incd_engine_events_total", event="partials_sent_up") or 0
              for t in m.values())
     agg = {n: lab.metric(t, "incd_group_aggregations_completed_total") or 0 for n, t in m.items()}
+    # incd says each group's mode (incd_group_mode: 2 or 3) on both switches.
+    gauge = {(n, g): lab.metric(t, "incd_group_mode", group=str(x["group_id"]))
+             for n, t in m.items() for g, x in (("A", ga), ("B", gb))}
+    modes_ok = (modes == {"A": "GROUP_MODE_2", "B": "GROUP_MODE_3"} and
+                all(gauge[(n, "A")] == 2 and gauge[(n, "B")] == 3 for n in m))
     a_ok, a_modes, a_cases, a_res = a.finish()
     b_ok, b_modes, b_cases, b_res = b.finish()
     if demo:
@@ -279,11 +290,11 @@ def concurrent_and_fallback(lab, mgr, leaf, spine, demo):
         table("group C (team-a, no INC memory left: host collectives)", c_res)
     ok &= case("concurrent_tenants", a_ok and b_ok and a_modes == {"inc"} and b_modes == {"inc"}
                and two_level and mem.get("leaf") == LEAF_BYTES and up > 0
-               and min(agg.values()) > 0,
+               and min(agg.values()) > 0 and modes_ok,
                f"A={a_ok}/{sorted(a_modes)} cases={a_cases} B={b_ok}/{sorted(b_modes)} "
                f"cases={b_cases} two_level_trees={two_level} leaf_granted={mem.get('leaf')} "
                f"partials_sent_up={up:.0f} aggregations leaf={agg['leaf']:.0f} "
-               f"spine={agg['spine']:.0f}")
+               f"spine={agg['spine']:.0f} modes={modes} incd_group_mode={gauge}")
     if not (a_ok and b_ok):
         dump(a_res + b_res)
     f_ok, f_modes, f_cases, f_res = f.finish()
@@ -428,9 +439,11 @@ def main():
             lab.add_rank(leaf if i in (0, 1, 2, 3, 8, 9) else spine)
         lab.link(leaf, spine)
         mgr.write_files(
-            links=[{"a": "leaf:up", "b": f"spine:{leaf.name}"}],
-            ranks=[{"ipv4": r.ip, "mac": r.mac, "at": f"{r.switch.name}:{r.port_name}"}
-                   for r in lab.ranks],
+            # Emulated links (veths, AF_PACKET, a dozen processes on a few cores): their round
+            # trip under load is milliseconds, and Mode-III's hop timeout follows it.
+            links=[{"a": "leaf:up", "b": f"spine:{leaf.name}", "rtt_us": LAB_RTT_US}],
+            ranks=[{"ipv4": r.ip, "mac": r.mac, "at": f"{r.switch.name}:{r.port_name}",
+                    "rtt_us": LAB_RTT_US} for r in lab.ranks],
             tenants=[{"name": "team-a", "max_groups": 4},
                      {"name": "team-b", "max_groups": 4,
                       "max_bytes_per_switch": 256 * SLOT_BYTES},

@@ -137,6 +137,23 @@ std::string hop_timeout_error(uint32_t us) {
          std::to_string(kMaxHopTimeoutUs) + " us (Mode-III's per-hop ACK timeout)";
 }
 
+std::string mode3_ranks_error(const GroupContext& g) {
+  if (g.mode != GroupMode::kMode3 || g.children.empty()) return "";
+  std::vector<std::pair<uint32_t, uint32_t>> ranges;  // (first, end)
+  for (const ChildLink& c : g.children) {
+    ranges.emplace_back(c.first_rank, uint32_t{c.first_rank} + c.rank_count);
+  }
+  std::sort(ranges.begin(), ranges.end());
+  for (size_t i = 1; i < ranges.size(); ++i) {
+    if (ranges[i].first != ranges[i - 1].second) {
+      return "in Mode-III the children's ranks must be one contiguous range (ranks " +
+             std::to_string(ranges[i - 1].second) + ".." + std::to_string(ranges[i].first - 1) +
+             " lie between two children): each hop numbers what its subtree sends";
+    }
+  }
+  return "";
+}
+
 std::string_view mode_name(GroupMode mode) {
   switch (mode) {
     case GroupMode::kMode2:
@@ -256,6 +273,7 @@ void check_shape(const GroupContext& g, const std::string& path, ContextErrors& 
       add(errors, below, range_error(c.first_rank, c.rank_count, c.is_rank, g.num_ranks));
     }
   }
+  add(errors, field(path, "children"), mode3_ranks_error(g));
 }
 
 void check_context(const GroupContext& g, const std::string& path, ContextErrors& errors,

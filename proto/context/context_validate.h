@@ -8,7 +8,8 @@
 // it breaks ("0x1000000 does not fit in 24 bits (must be < 0x1000000)"). The rules:
 //   ranks 1..kMaxRanks; initial_psn and every QPN < 2^24; window a power of two in
 //   1..kMaxWindow; pmtu one of kPmtuChoices; mode Mode-II or Mode-III; hop_timeout_us in
-//   kMinHopTimeoutUs..kMaxHopTimeoutUs; 1..kMaxChildren children; a rank child covers one
+//   kMinHopTimeoutUs..kMaxHopTimeoutUs; in Mode-III the children's ranks one contiguous range;
+//   1..kMaxChildren children; a rank child covers one
 //   rank; children's ranks inside [0, ranks), never covered twice, and all covered at a root
 //   (no parent); endpoints' IPv4 and MAC unicast; and, against a SwitchView, ports that exist,
 //   pmtu + kRoceOverheadBytes within every used port's MTU, local endpoints on one of the
@@ -75,6 +76,8 @@ std::string pmtu_error(uint32_t pmtu);
 std::string children_count_error(size_t children);
 std::string mode_error(GroupMode mode);      // Mode-II or Mode-III
 std::string hop_timeout_error(uint32_t us);  // kMinHopTimeoutUs..kMaxHopTimeoutUs
+// Mode-III: the children's ranks side by side, one range (overlaps are range_error's).
+std::string mode3_ranks_error(const GroupContext& g);
 std::string_view mode_name(GroupMode mode);  // "Mode-II", "Mode-III" ("?" for neither)
 std::string ipv4_error(uint32_t ipv4);       // unicast host address
 std::string mac_error(const MacAddr& mac);

@@ -181,6 +181,23 @@ TEST(CheckContext, AModeIIIContextWithItsLimitsPasses) {
   EXPECT_EQ(mode_name(GroupMode::kMode3), "Mode-III");
 }
 
+// In Mode-III every hop numbers what its subtree sends and receives: a switch's children must
+// cover one range of ranks (a gap between them is refused; Mode-II does not mind).
+TEST(CheckContext, ModeIIIChildrenCoverOneRangeOfRanks) {
+  GroupContext g = good();  // children: rank 0, rank 1, ranks 2..3
+  g.num_ranks = 6;
+  g.children[2].first_rank = 4;  // ranks 4..5: 2..3 lie between child 1 and child 2
+  ContextErrors errors;
+  check_shape(g, "g", errors);
+  EXPECT_EQ(join(errors), "");
+  g.mode = GroupMode::kMode3;
+  check_shape(g, "g", errors);
+  ASSERT_EQ(errors.size(), 1u) << join(errors);
+  EXPECT_EQ(errors[0].to_string(),
+            "g.children: in Mode-III the children's ranks must be one contiguous range (ranks "
+            "2..3 lie between two children): each hop numbers what its subtree sends");
+}
+
 TEST(GrantError, AGrantIsExactlyTheContextsMemory) {
   const GroupContext g = good();
   EXPECT_EQ(grant_error(g, group_memory_bytes(16, 1024)), "");
