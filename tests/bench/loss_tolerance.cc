@@ -34,6 +34,9 @@ struct Options {
   double gbps = 100;
   uint32_t hop_timeout_us = 100;
   uint32_t window = 64;
+  uint64_t rank_timeout_us = 2000;
+  std::string only_tree;  // "": every tree
+  double only_loss = -1;  // < 0: every loss rate
   bool quick = false;
 };
 
@@ -60,6 +63,7 @@ std::vector<double> measure(const Options& o, const Tree& tree, GroupMode mode, 
   cfg.link_gbps = o.gbps;
   cfg.link_delay_ns = 1000;
   cfg.hop_timeout_us = o.hop_timeout_us;
+  cfg.rank_timeout_ns = o.rank_timeout_us * 1000;
   cfg.faults.loss = loss;
   cfg.time_limit_ns = 60'000'000'000;
   const auto count = static_cast<uint32_t>(o.mib * 1024 * 1024 / 4);
@@ -102,15 +106,24 @@ int main(int argc, char** argv) {
       o.mib = std::atof(argv[++i]);
     } else if (a == "--gbps" && has) {
       o.gbps = std::atof(argv[++i]);
+    } else if (a == "--rank-timeout-us" && has) {
+      o.rank_timeout_us = static_cast<uint64_t>(std::atoll(argv[++i]));
+    } else if (a == "--tree" && has) {
+      o.only_tree = argv[++i];
+    } else if (a == "--loss" && has) {
+      o.only_loss = std::atof(argv[++i]);
     } else if (a == "--hop-timeout-us" && has) {
       o.hop_timeout_us = static_cast<uint32_t>(std::atoi(argv[++i]));
     } else if (a == "-h" || a == "--help") {
       std::puts(
           "loss_tolerance [--quick] [--seeds N] [--mib M] [--gbps G] [--hop-timeout-us T]\n"
+          "               [--rank-timeout-us T] [--tree NAME] [--loss FRACTION]\n"
           "  AllReduce goodput vs loss rate, Mode-II vs Mode-III, packet-level simulation of\n"
           "  the real engine (tests/harness); JSON lines on stdout. Defaults: 5 seeds, 4 MiB\n"
           "  fp32 per rank, 100 Gb/s links with 1 us delay, window 64, path MTU 4096,\n"
-          "  Mode-III hop timeout 100 us, the ranks' RC timeout 2 ms.");
+          "  Mode-III hop timeout 100 us, the ranks' RC timeout 2 ms. --tree (one_switch_2,\n"
+          "  one_switch_4, one_switch_8, leaf_spine_2x4) and --loss (with 0 for the\n"
+          "  baseline) run one point.");
       return 0;
     } else {
       std::fprintf(stderr, "loss_tolerance: unknown or incomplete option %s (see --help)\n",
@@ -118,7 +131,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (o.seeds < 1 || o.mib <= 0 || o.gbps <= 0 || o.hop_timeout_us < 10) {
+  if (o.seeds < 1 || o.mib <= 0 || o.gbps <= 0 || o.hop_timeout_us < 10 || o.rank_timeout_us < 1) {
     std::fprintf(stderr, "loss_tolerance: seeds >= 1, mib > 0, gbps > 0, hop timeout >= 10 us\n");
     return 2;
   }
@@ -130,9 +143,11 @@ int main(int argc, char** argv) {
   const std::vector<double> losses =
       o.quick ? std::vector<double>{0, 0.01} : std::vector<double>{0, 0.001, 0.01, 0.05};
   for (const Tree& t : trees) {
+    if (!o.only_tree.empty() && t.name != o.only_tree) continue;
     double lossless[2] = {0, 0};
     double at_loss[2] = {0, 0};
     for (double loss : losses) {
+      if (o.only_loss >= 0 && loss != 0 && loss != o.only_loss) continue;
       for (GroupMode mode : {GroupMode::kMode2, GroupMode::kMode3}) {
         const int m = mode == GroupMode::kMode3 ? 1 : 0;
         const epic::bench::Stats s = epic::bench::summarize(measure(o, t, mode, loss));

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Draws loss_tolerance's JSON lines: goodput relative to the same mode loss-free, against the
 loss rate, one panel per tree, Mode-II and Mode-III measured (median, with the min..max range
 of the seeds) and EPIC's formulas (DESIGN.md §2) as lines.
