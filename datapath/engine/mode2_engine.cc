@@ -34,7 +34,7 @@ Mode2Engine::Mode2Engine(size_t max_groups, size_t max_edges)
     : lookup_(max_edges),
       wheel_(kWheelSlots, kWheelTickNs, 0),
       acks_(max_edges),
-      pumps_(max_groups),
+      pumps_(2 * max_groups),  // each group at most once before and once after a poll's pumps
       max_groups_(max_groups) {
   groups_.reserve(max_groups_);
 }

@@ -84,7 +84,7 @@ class Mode2Engine {
   LookupTable lookup_;
   TimerWheel wheel_;
   mode3::PendingList<Mode3Edge*> acks_;    // capacity: max_edges
-  mode3::PendingList<GroupState*> pumps_;  // capacity: max_groups
+  mode3::PendingList<GroupState*> pumps_;  // capacity: 2 * max_groups
   size_t max_groups_;
   std::vector<GroupState*> groups_;                    // capacity max_groups_
   std::vector<std::unique_ptr<GroupInstance>> owned_;  // made by install_group
