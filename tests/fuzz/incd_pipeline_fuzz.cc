@@ -8,10 +8,11 @@
 //
 // Two groups are installed: group 1 (root, three rank children) on INC address
 // 1 at worker 0; group 2 (a rank child, a switch child and a parent) on INC
-// address 2 at worker 0 or 1. Frames come from templates of that topology
-// (control messages, data, ACKs and frontiers of every edge, transit RoCEv2,
-// ARP, plain L2) that the input picks, re-sequences and mutates (with or
-// without re-deriving the checksums and ICRC), or raw bytes.
+// address 2 at worker 0 or 1; both in Mode-II, or (header flag 32) in Mode-III,
+// whose timers the loop runs (Mode2Engine::poll) as the worker does. Frames come from templates of
+// that topology (control messages, data, ACKs and frontiers of every edge, transit RoCEv2, ARP,
+// plain L2) that the input picks, re-sequences and mutates (with or without re-deriving the
+// checksums and ICRC), or raw bytes.
 //
 // Invariants checked (abort on violation):
 //   - every frame handle (input or clone) ends exactly once: freed by a fault
@@ -116,6 +117,7 @@ struct Header {
   uint32_t small_mtu_port3;  // max_frame of port 3
   uint32_t initial_psn;
   uint32_t window;
+  bool mode3;  // both groups in Mode-III (hops ACK, NAK and retransmit; timers run at poll)
   uint8_t fault_profile[kWorkers][kPorts];
   uint64_t seed;
 };
@@ -128,6 +130,7 @@ Header read_header(Input& in) {
   h.fault_out_cap = (flags & 4) ? 4 : 4 * 32 + 64;
   h.hold_capacity = (flags & 8) ? 8 : 1024;
   h.small_mtu_port3 = (flags & 16) ? 300 : 1518;
+  h.mode3 = (flags & 32) != 0;
   h.initial_psn = (0xFFFFC0u + in.byte()) & vocab::kPsnMask;  // near the wrap
   const uint8_t faults = in.byte();
   for (size_t wk = 0; wk < kWorkers; ++wk) {
@@ -239,6 +242,8 @@ e::GroupConfig group1(const Header& h) {
   g.initial_psn = h.initial_psn;
   g.window = h.window;
   g.pmtu = kPmtu;
+  g.mode = h.mode3 ? vocab::GroupMode::kMode3 : vocab::GroupMode::kMode2;
+  g.hop_timeout_us = 100;
   for (int c = 0; c < 3; ++c) {
     e::ChildLink l;
     l.local = {kInc1.mac, kInc1.ipv4, 0x100u + static_cast<uint32_t>(c)};
@@ -258,6 +263,8 @@ e::GroupConfig group2(const Header& h) {
   g.initial_psn = h.initial_psn;
   g.window = h.window;
   g.pmtu = kPmtu;
+  g.mode = h.mode3 ? vocab::GroupMode::kMode3 : vocab::GroupMode::kMode2;
+  g.hop_timeout_us = 100;
   e::ChildLink r;
   r.local = {kInc2.mac, kInc2.ipv4, 0x200};
   r.remote = host(3);
@@ -483,9 +490,14 @@ void run_loop(Switch& s, Worker& wr) {
     wr.engine_frames.push_back(h);
   }
   wr.handoff_ring.clear();
+  // Mode-III's timers and pending Pipes, every loop as the worker does.
+  wr.engine_out->clear();
+  wr.engine.poll(s.now, *wr.engine_out);
+  wr.engine_emitted += wr.engine_out->size();
+  check_engine_output(wr);
   if (!wr.engine_in.empty()) {
     wr.engine_out->clear();
-    wr.engine.process(wr.engine_in.data(), wr.engine_in.size(), *wr.engine_out);
+    wr.engine.process(wr.engine_in.data(), wr.engine_in.size(), *wr.engine_out, s.now);
     wr.engine_given += wr.engine_in.size();
     wr.engine_emitted += wr.engine_out->size();
     check_engine_output(wr);

@@ -122,6 +122,19 @@ for desc in (ALLREDUCE_2, ALLREDUCE_1, BARRIER, REDUCE, REDUCE_SCATTER, ALLREDUC
         group1_collective(s, desc)
         seeds.append(s)
 
+# Mode-III (header flag 0x20): whole collectives on group 1 and group 2's AllReduce, lossless
+# and under faults, with time steps that let the hops' timers fire.
+for desc, faults in ((ALLREDUCE_2, 0x00), (REDUCE, 0x00), (ALLREDUCE_3, 0xAA)):
+    s = Seed(flags=0x20, faults=faults, window=1, psn=0x38)
+    group1_collective(s, desc)
+    s.loop(0x81)
+    seeds.append(s)
+for flags, worker in ((0x20, 0), (0x22, 1)):
+    s = Seed(flags=flags)
+    group2_allreduce(s, worker)
+    s.loop(0x81)
+    seeds.append(s)
+
 # Two collectives back to back, then retransmissions (duplicates and done PSNs).
 s = Seed(window=0)
 nxt = group1_collective(s, ALLREDUCE_2)
