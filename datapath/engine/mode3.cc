@@ -1,6 +1,7 @@
 #include "datapath/engine/mode3.h"
 
 #include "datapath/engine/locate_upload.h"
+#include "datapath/engine/replicate_data.h"
 #include "datapath/engine/translate_psn.h"
 #include "proto/vocab/aeth.h"
 #include "proto/vocab/psn.h"
@@ -23,17 +24,12 @@ PipeState& out_pipe(GroupState& g, size_t e) {
 }
 int out_index(size_t e) { return e == kParentEdge ? 0 : static_cast<int>(e); }
 
-template <typename Fn>
-void with_link(const GroupState& g, size_t e, Fn&& fn) {
-  if (e == kParentEdge) {
-    fn(*g.config->parent);
-  } else {
-    fn(g.config->children[e]);
-  }
-}
-
 void send_ack_on(const GroupState& g, size_t e, uint32_t psn, uint8_t syndrome, Actions& a) {
-  with_link(g, e, [&](const auto& link) { a.send_ack(link, psn, syndrome); });
+  if (e == kParentEdge) {
+    a.send_ack(*g.config->parent, psn, syndrome);
+  } else {
+    a.send_ack(g.config->children[e], psn, syndrome);
+  }
 }
 
 void owe_ack(GroupState& g, Mode3Edge& e, Actions& a, Loop& loop) {
@@ -62,25 +58,17 @@ bool arrives(const GroupState& g, bool up, const PacketRef& ref) {
   return ref.record->shape.receives_any(g.subtree_first, g.subtree_ranks, ref.j);
 }
 
-// Sends the Pipe's stored result of `psn` (packet `ref`) to edge `e`, numbered in the sequence
-// that edge receives from this switch.
-void send_entry(const GroupState& g, const PipeState& pipe, uint32_t psn, const PacketRef& ref,
-                size_t e, Actions& a) {
+// The Pipe's stored result of `psn` (complete and in range), as ReplicateData sends it.
+Payload entry_payload(const PipeState& pipe, uint32_t psn) {
   const uint32_t i = pipe_entry(pipe, psn);
   const Slot& s = pipe.entries->meta[i];
-  with_link(g, e, [&](const auto& link) {
-    FrameSpec f;
-    f.src = &link.local;
-    f.dst = &link.remote;
-    f.udp_src_port = link.udp_src_port;
-    f.opcode = s.opcode;
-    f.psn = e == kParentEdge ? send_psn(g, kParentEdge, ref) : recv_psn(g, e, ref);
-    f.ack_req = true;
-    f.immdt = s.immdt;
-    f.payload = pipe.entries->result_of(i);
-    f.payload_len = s.payload_len;
-    a.send(link.port, f);
-  });
+  return {s.opcode, s.immdt, pipe.entries->result_of(i), s.payload_len};
+}
+
+// Sends `psn`'s result (packet `ref`) up to the parent, numbered in this switch's send sequence.
+void send_entry_up(const GroupState& g, const PipeState& pipe, uint32_t psn, const PacketRef& ref,
+                   Actions& a) {
+  send_up(g, send_psn(g, kParentEdge, ref), entry_payload(pipe, psn), a);
 }
 
 void count_recycled(const PipeAckResult& r, Actions& a) {
@@ -103,18 +91,16 @@ void pump(GroupState& g, bool up, Actions& a, Loop& loop) {
     if (arrives(g, up, ref)) {
       if (pipe_result(pipe, psn) == nullptr) return;  // not complete yet
       if (to_parent) {
-        send_entry(g, pipe, psn, ref, kParentEdge, a);
+        send_entry_up(g, pipe, psn, ref, a);
         hop_sent(st.edges[kParentEdge].out, loop.wheel, loop.now_ns, st.policy);
         receivers = 1;
         ++a.counters.partials_sent_up;
       } else {
+        replicate_data(g, ref, entry_payload(pipe, psn), Fanout::kFirst, a);
         for (size_t c = 0; c < g.config->children.size(); ++c) {
           if (!child_receives(g, c, ref)) continue;
-          send_entry(g, pipe, psn, ref, c, a);
           hop_sent(st.edges[c].out, loop.wheel, loop.now_ns, st.policy);
           receivers |= uint64_t{1} << c;
-          ++a.counters.results_replicated;
-          ++g.stats.results_replicated;
         }
       }
       ++a.counters.hop_sent;
@@ -144,7 +130,11 @@ void resend(GroupState& g, size_t e, const PipeState& pipe, const PsnRun& run, A
     const uint32_t psn = vocab::psn_add(run.first, k);
     const PacketRef ref = locate_group(g, psn);
     if (!ref.known() || !edge_receives(g, e, ref) || pipe_result(pipe, psn) == nullptr) continue;
-    send_entry(g, pipe, psn, ref, e, a);
+    if (e == kParentEdge) {
+      send_entry_up(g, pipe, psn, ref, a);
+    } else {
+      replicate_data(g, ref, entry_payload(pipe, psn), Fanout::kOne, static_cast<int>(e), a);
+    }
     ++a.counters.hop_resent;
     ++g.stats.retransmissions;
   }

@@ -27,14 +27,14 @@ void replicate_data(GroupState& g, const PacketRef& ref, const Payload& p, Fanou
   }
 }
 
-void send_up(const GroupState& g, uint32_t gpsn, const Payload& p, Actions& a) {
+void send_up(const GroupState& g, uint32_t psn, const Payload& p, Actions& a) {
   const ParentLink& link = *g.config->parent;
   FrameSpec f;
   f.src = &link.local;
   f.dst = &link.remote;
   f.udp_src_port = link.udp_src_port;
   f.opcode = p.opcode;
-  f.psn = gpsn;
+  f.psn = psn;
   f.immdt = p.immdt;
   f.payload = p.data;
   f.payload_len = p.len;

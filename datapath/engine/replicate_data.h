@@ -1,8 +1,9 @@
 // ReplicateData: sends a packet of a collective on — down to every child with
 // a receiver of it (or to one child), each copy addressed by TranslateHeader
 // to that child's endpoint with the PSN of that child's receive sequence; or
-// up to the parent in the group PSN space (a partial aggregate, or a
-// one-source packet travelling toward the root).
+// up to the parent (a partial aggregate, or a one-source packet travelling
+// toward the root) at the PSN the caller gives. Mode-II and Mode-III both send
+// with it (mode3.cc: a Pipe's results and its retransmissions).
 // Hot path: no allocation; one frame build (ICRC pass) per copy.
 #pragma once
 
@@ -36,7 +37,9 @@ inline void replicate_data(GroupState& g, const PacketRef& ref, const Payload& p
   replicate_data(g, ref, p, fanout, -1, a);
 }
 
-// To the parent, at group PSN `gpsn` (the group must have a parent).
-void send_up(const GroupState& g, uint32_t gpsn, const Payload& p, Actions& a);
+// To the parent, at `psn` of the sequence this switch sends it: the group PSN in Mode-II, this
+// switch's own send sequence in Mode-III (send_psn(g, kParentEdge, ref)). The group must have
+// a parent.
+void send_up(const GroupState& g, uint32_t psn, const Payload& p, Actions& a);
 
 }  // namespace epic::engine

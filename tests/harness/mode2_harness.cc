@@ -16,6 +16,7 @@
 #include "host/collective/plan.h"
 #include "host/transport/soft/rc_qp.h"
 #include "host/transport/soft/soft_endpoint.h"
+#include "proto/vocab/psn.h"
 
 namespace epic::harness {
 
@@ -340,7 +341,7 @@ RunResult run(const HarnessConfig& cfg, const std::vector<vocab::CollectiveDescr
       for (const e::PipeState* p : {&m.up, &m.down}) {
         if (p == &m.down && root) continue;
         if (p->psn_start != g->next_g_ctrl ||
-            p->max_psn_sent != ((g->next_g_ctrl - 1) & 0xFFFFFF)) {
+            p->max_psn_sent != vocab::psn_add(g->next_g_ctrl, -1)) {
           why = "switch " + std::to_string(sw) + ": a Pipe kept entries at the end (psnStart " +
                 std::to_string(p->psn_start) + ", maxPsnSent " + std::to_string(p->max_psn_sent) +
                 ", announced up to " + std::to_string(g->next_g_ctrl) + ")";
