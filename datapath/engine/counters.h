@@ -64,6 +64,7 @@ enum class CounterKind : uint8_t { kTotal, kDisposition, kDrop, kEvent };
   X(hop_resent, kEvent, "hop_resent", "Mode-III: results and partials retransmitted by hops")     \
   X(hop_timeouts, kEvent, "hop_timeouts", "Mode-III: retransmission timer expiries")              \
   X(hop_failures, kEvent, "hop_failures", "Mode-III: hops past their retry limit (group ended)")   \
+  X(hop_nudges, kEvent, "hop_nudges", "Mode-III: NAKs/ACKs sent again to a quiet or stuck rank")   \
   X(pipe_entries_recycled, kEvent, "pipe_entries_recycled", "Mode-III: Pipe entries freed")       \
   X(tx_frames, kEvent, "tx_frames", "frames emitted")
 // clang-format on

@@ -80,7 +80,10 @@ bool Mode2Engine::detach(uint32_t group_id) {
     if (cfg.group_id != group_id) continue;
     if (Mode3State* m = groups_[i]->mode3) {
       // Nothing of the group may stay linked into the wheel or the pending lists.
-      for (Mode3Edge& e : m->edges) wheel_.cancel(e.out.timer);
+      for (Mode3Edge& e : m->edges) {
+        wheel_.cancel(e.out.timer);
+        wheel_.cancel(e.quiet);
+      }
       std::erase(pumps_.items(), groups_[i]);
       m->pump_due = false;
       std::erase_if(acks_.items(), [&](const Mode3Edge* e) { return e->group == groups_[i]; });
@@ -137,7 +140,7 @@ void Mode2Engine::poll(uint64_t now_ns, TxBatch& out) {
   mode3::Loop loop{wheel_, now_ns, acks_, pumps_};
   if (wheel_.armed() > 0) {
     wheel_.expire(now_ns, kMaxExpiriesPerPoll,
-                  [&](TimerNode& n) { mode3::on_timer(edge_of_timer(n), actions, loop); });
+                  [&](TimerNode& n) { mode3::on_timer(edge_of_timer(n), n, actions, loop); });
   }
   // The groups whose Pipes ran out of budget; a pump may queue its group again (after these).
   std::vector<GroupState*>& pending = pumps_.items();

@@ -154,11 +154,51 @@ void act(GroupState& g, size_t e, const PipeState& pipe, const HopStep& step, Ac
   }
 }
 
+// Whether edge `e`'s in-endpoint is a rank: only toward a rank does its responder nudge (a
+// switch peer's own hop timer is as quick as the nudge would be).
+bool nudges_requester(const GroupState& g, const Mode3Edge& e) {
+  return e.edge != kParentEdge && g.config->children[e.edge].is_rank;
+}
+
+// Starts edge `e`'s quiet check (hop_responder.h's nudge) if it is not running and may nudge.
+void watch(GroupState& g, Mode3Edge& e, Loop& loop) {
+  if (e.quiet.armed() || e.in.nudges >= kMaxNudges || !nudges_requester(g, e)) return;
+  loop.wheel.arm(e.quiet, loop.now_ns, hop_quiet_interval(e.in, g.mode3->policy.timeout_ns));
+}
+
+// Sends nudge `what` to edge `e`'s requester and records it.
+void nudge(GroupState& g, Mode3Edge& e, HopNudge what, Actions& a, Loop& loop) {
+  EngineCounters& n = a.counters;
+  switch (what) {
+    case HopNudge::kNakSequence:
+      send_ack_on(g, e.edge, e.in.epsn, aeth::kNakPsnSequenceError, a);
+      ++n.hop_naks_sent;
+      break;
+    case HopNudge::kNakRnr:
+      send_ack_on(g, e.edge, e.in.epsn, aeth::rnr_nak(kNudgeRnrCode), a);
+      ++n.hop_rnr_naks_sent;
+      break;
+    case HopNudge::kAckAgain:
+      send_ack_on(g, e.edge, hop_acked_psn(e.in), kAck, a);
+      ++n.hop_acks_sent;
+      break;
+    case HopNudge::kWait:
+    case HopNudge::kStop:
+      return;
+  }
+  ++n.hop_nudges;
+  hop_nudged(e.in, loop.now_ns, what);
+}
+
 // Whether the packet at `psn` on edge `e` is the one its responder takes next; otherwise
-// answers it as an RC responder does (ACK again, one NAK per gap, or nothing).
+// answers it as an RC responder does (ACK again, one NAK per gap, or nothing) — or, when the
+// gap has stayed open for a quiet interval while later packets keep coming, nudges.
 bool in_order(GroupState& g, Mode3Edge& e, uint32_t psn, Actions& a, Loop& loop) {
   EngineCounters& n = a.counters;
-  switch (hop_answer(e.in, psn)) {
+  const uint64_t interval = nudges_requester(g, e) ? g.mode3->policy.timeout_ns : 0;
+  const HopAnswer answer = hop_answer(e.in, psn, loop.now_ns, interval);
+  hop_heard(e.in, loop.now_ns);
+  switch (answer) {
     case HopAnswer::kTake:
       return true;
     case HopAnswer::kAckAgain:
@@ -169,8 +209,13 @@ bool in_order(GroupState& g, Mode3Edge& e, uint32_t psn, Actions& a, Loop& loop)
     case HopAnswer::kNakSequence:
       ++n.hop_out_of_order;
       send_ack_on(g, e.edge, e.in.epsn, aeth::kNakPsnSequenceError, a);
-      hop_nak_sent(e.in);
+      hop_nak_sent(e.in, loop.now_ns, true);
       ++n.hop_naks_sent;
+      watch(g, e, loop);
+      return false;
+    case HopAnswer::kNudge:
+      ++n.hop_out_of_order;
+      nudge(g, e, hop_nudge_kind(e.in), a, loop);
       return false;
     case HopAnswer::kDropSilently:
       ++n.hop_out_of_order;
@@ -197,6 +242,7 @@ void take(GroupState& g, Mode3Edge& e, bool up, const PacketRef& ref, int in, co
     case PipeReceive::kBeyond:
       ++n.hop_pipe_full;
       send_ack_on(g, e.edge, e.in.epsn, aeth::rnr_nak(kPipeFullRnrCode), a);
+      hop_nak_sent(e.in, loop.now_ns, false);  // the requester goes back after the RNR delay
       ++n.hop_rnr_naks_sent;
       return;
     case PipeReceive::kInconsistent:
@@ -213,7 +259,8 @@ void take(GroupState& g, Mode3Edge& e, bool up, const PacketRef& ref, int in, co
   }
   ++n.hop_taken;
   ++(up ? g.stats.upward_accepted : g.stats.downward_accepted);
-  hop_taken(e.in);
+  hop_taken(e.in, loop.now_ns);
+  watch(g, e, loop);
   owe_ack(g, e, a, loop);
   pump(g, up, a, loop);
 }
@@ -352,10 +399,46 @@ void flush_acks(Actions& a, Loop& loop) {
   loop.acks.items().clear();
 }
 
-void on_timer(Mode3Edge& e, Actions& a, Loop& loop) {
+namespace {
+
+// Whether the packet edge `e` sends next (its responder's ePSN) belongs to a collective announced
+// here: a quiet edge then owes us packets.
+bool expects(const GroupState& g, const Mode3Edge& e) {
+  const PacketRef ref =
+      e.edge == kParentEdge ? locate_parent_recv(g, e.in.epsn) : locate_send(g, e.edge, e.in.epsn);
+  return ref.known();
+}
+
+// The responder's quiet check (hop_responder.h): nudge a requester that has gone quiet.
+void on_quiet(Mode3Edge& e, Actions& a, Loop& loop) {
+  GroupState& g = *e.group;
+  const uint64_t interval = g.mode3->policy.timeout_ns;
+  const HopNudgeStep step = hop_quiet(e.in, loop.now_ns, interval, expects(g, e));
+  switch (step.what) {
+    case HopNudge::kStop:
+      return;  // until the next take
+    case HopNudge::kWait:
+      loop.wheel.arm(e.quiet, loop.now_ns, step.wait_ns);
+      return;
+    case HopNudge::kNakSequence:
+    case HopNudge::kNakRnr:
+    case HopNudge::kAckAgain:
+      nudge(g, e, step.what, a, loop);
+      watch(g, e, loop);
+      return;
+  }
+}
+
+}  // namespace
+
+void on_timer(Mode3Edge& e, TimerNode& n, Actions& a, Loop& loop) {
   GroupState& g = *e.group;
   Mode3State& st = *g.mode3;
   if (st.failed) return;  // the node stays unlinked: the group's timers end here
+  if (n.tag == kQuietTimer) {
+    on_quiet(e, a, loop);
+    return;
+  }
   ++a.counters.hop_timeouts;
   PipeState& pipe = out_pipe(g, e.edge);
   act(g, e.edge, pipe,

@@ -23,6 +23,10 @@
 //   kParentFrontier             the parent's ACK/NAK of `up`, the same way
 //   timer expiry (poll)         hop requester: resend lastAcked+1 .. maxPsnSent, back-off;
 //                               past the retry limit the group fails (drop_group_failed)
+//   quiet check (poll)          hop responder toward a rank: a quiet edge that owes packets,
+//                               or a gap open too long, gets a nudge (sequence NAK, then RNR
+//                               NAK); a quiet edge owing nothing its last ACK again
+//                               (hop_responder.h, at most kMaxNudges after a take)
 //   pump                        while the next PSN is in range and complete: ReplicateData
 //                               to each out-endpoint that receives it, in its own sequence
 //                               (translate_psn.h); a PSN no in-endpoint here sends, or no
@@ -79,8 +83,9 @@ struct Loop {
 void handle(const PacketMeta& m, Actions& a, Loop& loop);
 // Sends the ACKs owed (one per edge, the newest PSN) and empties the list.
 void flush_acks(Actions& a, Loop& loop);
-// An edge's retransmission timer expired (the wheel's callback).
-void on_timer(Mode3Edge& e, Actions& a, Loop& loop);
+// One of an edge's timers expired (the wheel's callback): `n` is e.out.timer (retransmission)
+// or e.quiet (the responder's nudge check), as n.tag says.
+void on_timer(Mode3Edge& e, TimerNode& n, Actions& a, Loop& loop);
 // Continues the group's Pipes after a pump ran out of budget.
 void pump_again(GroupState& g, Actions& a, Loop& loop);
 

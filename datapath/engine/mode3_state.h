@@ -24,12 +24,20 @@
 
 namespace epic::engine {
 
+// The tags of an edge's two timer nodes (TimerNode::tag).
+enum EdgeTimer : uint8_t {
+  kRetransmitTimer = 0,  // out.timer: the hop requester's retransmission (or RNR) timer
+  kQuietTimer = 1,       // quiet: the hop responder's nudge check (rank edges only)
+};
+
 struct Mode3Edge {
   HopRequester out;  // first member: its timer node is the edge's address (edge_of_timer)
   HopResponder in;
+  TimerNode quiet;  // armed while `in` may nudge its requester (hop_responder.h)
   GroupState* group = nullptr;
   uint8_t edge = 0;      // a child index, or kParentEdge
   bool ack_due = false;  // an ACK of `in` is owed: sent once at the end of the burst
+  Mode3Edge() { quiet.tag = kQuietTimer; }
 };
 
 struct Mode3State {
@@ -46,8 +54,12 @@ static_assert(std::is_standard_layout_v<Mode3Edge> && std::is_standard_layout_v<
 static_assert(offsetof(Mode3Edge, out) == 0 && offsetof(HopRequester, timer) == 0,
               "edge_of_timer needs the timer node at offset 0 of the edge");
 
-// The edge whose retransmission timer `n` is (the wheel hands back nodes).
+// The edge whose timer `n` is (the wheel hands back nodes; n.tag says which of the two).
 inline Mode3Edge& edge_of_timer(TimerNode& n) {
+  if (n.tag == kQuietTimer) {
+    // NOLINTNEXTLINE: the node is the `quiet` member of a standard-layout Mode3Edge
+    return *reinterpret_cast<Mode3Edge*>(reinterpret_cast<char*>(&n) - offsetof(Mode3Edge, quiet));
+  }
   return *reinterpret_cast<Mode3Edge*>(&n);  // NOLINT: pointer-interconvertible (offset 0)
 }
 

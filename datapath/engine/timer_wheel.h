@@ -24,6 +24,7 @@ struct TimerNode {
   uint64_t due = 0;  // the tick it expires at
   TimerNode* prev = nullptr;
   TimerNode* next = nullptr;
+  uint8_t tag = 0;  // the owner's: which of its timers this node is (the wheel never reads it)
   bool armed() const { return next != nullptr; }
 };
 

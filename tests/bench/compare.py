@@ -99,9 +99,12 @@ def main():
                               "ratio": round(ratio, 3), "rounds": a.rounds}))
         else:
             print(f"{key:58} {old:12.3f} {new:10.3f} {ratio:8.3f}")
+    if worst is None:  # --rounds 0: both sides built, nothing measured
+        print("compare: no rounds run, nothing measured", file=sys.stderr)
+        return 0 if a.rounds == 0 else 1
     print(f"compare: worst new/old {worst:.3f} (floor {a.floor}) over {a.rounds} rounds",
           file=sys.stderr)
-    return 0 if worst is not None and worst >= a.floor else 1
+    return 0 if worst >= a.floor else 1
 
 
 if __name__ == "__main__":

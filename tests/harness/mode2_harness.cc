@@ -111,7 +111,7 @@ class Network {
         q.remote_qpn = cl.local.qpn;
         q.sq_psn = q.rq_psn = cfg_.initial_psn;
         q.pmtu = cfg_.pmtu;
-        q.max_outstanding = cfg_.window;
+        q.max_outstanding = cfg_.rank_window != 0 ? cfg_.rank_window : cfg_.window;
         q.retransmit_timeout_ns = cfg_.rank_timeout_ns;
         q.retry_count = 7;
         q.path.local_mac = cl.remote.mac;
@@ -261,6 +261,7 @@ RunResult run(const HarnessConfig& cfg, const std::vector<vocab::CollectiveDescr
   e::TxBatch tx;
   for (int iter = 0; iter < 50'000'000 && why.empty(); ++iter) {
     for (size_t r = 0; r < R && why.empty(); ++r) step(r);
+    if (res.done_ns == 0 && why.empty() && done()) res.done_ns = net.now_;
     if (!why.empty() || (done() && drained())) break;
     uint64_t next = UINT64_MAX;
     if (!net.queue_.empty()) next = net.queue_.top().t;

@@ -38,6 +38,9 @@ struct HarnessConfig {
   // switches of 3 ranks each; {2, 2, 2} = three levels.
   std::vector<int> shape{4};
   uint32_t window = 16;  // MW, also the ranks' outstanding-packet window
+  // Mode-III only: the ranks' outstanding-packet window when it is not MW (0: MW). A hop
+  // needs only its own bandwidth-delay product in flight; MW then sizes the Pipes.
+  uint32_t rank_window = 0;
   uint16_t pmtu = 256;
   uint32_t initial_psn = 0xFFFFF0;  // common initial PSN (near the wrap on purpose)
   Faults faults;
@@ -60,8 +63,9 @@ struct HarnessConfig {
 
 struct RunResult {
   bool ok = false;
-  std::string failure;  // first violated property, or the hang dump
-  uint64_t virtual_ns = 0;
+  std::string failure;              // first violated property, or the hang dump
+  uint64_t virtual_ns = 0;          // when the run ended (Mode-III: after the network drained)
+  uint64_t done_ns = 0;             // when every rank had its last result (0: never)
   engine::EngineCounters switches;  // summed over all switches
   std::vector<engine::EngineCounters> per_switch;
   soft::QpCounters ranks;  // summed over all ranks

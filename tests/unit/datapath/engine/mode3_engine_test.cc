@@ -6,6 +6,7 @@
 // dropped and counted by reason; another group's state is untouched.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -93,6 +94,11 @@ constexpr uint8_t kAck = aeth::kAckUnlimitedCredits;
 const CollectiveDescriptor kAllReduce2{CollectiveType::kAllReduce, vocab::DType::kInt32,
                                        vocab::ReduceOp::kSum, 0, 128};  // 2 packets of 256
 
+// The same frames in any order (timers of one tick expire in the wheel's order).
+bool same_frames(const std::vector<Out>& a, const std::vector<Out>& b) {
+  return a.size() == b.size() && std::is_permutation(a.begin(), a.end(), b.begin());
+}
+
 std::vector<uint8_t> ctrl(uint8_t from) {
   return frame(0x1000u + from, w::op::kSendOnlyImm, 100, control(kAllReduce2), kControlImm, from);
 }
@@ -134,6 +140,26 @@ TEST(Mode3Engine, AGapIsNakedOnceAndARetransmissionAckedAgain) {
   EXPECT_EQ(c.rx_accounted(), c.rx_frames);
 }
 
+TEST(Mode3Engine, ARankWhoseLastUploadIsLostIsNudgedInsteadOfWaitingForItsOwnTimeout) {
+  Switch s;
+  // Rank 0 announces a 2-packet AllReduce and sends 101; 102 is lost: nothing later reveals it.
+  EXPECT_EQ(s.feed({ctrl(0), data(0, 101)}), (std::vector<Out>{{0x100, w::op::kAck, 101, kAck}}));
+  // A quiet interval (the hop timeout, 100 us) later the edge still owes 102: a sequence NAK.
+  EXPECT_EQ(s.poll(s.now + 90'000), std::vector<Out>{});
+  EXPECT_EQ(s.poll(s.now + 20'000),
+            (std::vector<Out>{{0x100, w::op::kAck, 102, aeth::kNakPsnSequenceError}}));
+  // Its resend was lost too: the requester would ignore a second sequence NAK for 102, so the
+  // next nudge (twice the interval later) is an RNR NAK, which it always obeys.
+  EXPECT_EQ(s.poll(s.now + 190'000), std::vector<Out>{});
+  EXPECT_EQ(s.poll(s.now + 20'000),
+            (std::vector<Out>{{0x100, w::op::kAck, 102, aeth::rnr_nak(kNudgeRnrCode)}}));
+  // 102 arrives: taken and ACKed.
+  EXPECT_EQ(s.feed({data(0, 102)}), (std::vector<Out>{{0x100, w::op::kAck, 102, kAck}}));
+  EXPECT_EQ(s.engine.counters().hop_nudges, 2u);
+  // Rank 1 never sent anything: its edge was never watched, and never nudged.
+  EXPECT_EQ(s.engine.counters().hop_naks_sent, 1u);
+}
+
 TEST(Mode3Engine, ResultsAreAckedPerRankRecycledAndResentOnNakAndTimeout) {
   Switch s;
   s.feed({ctrl(0), data(0, 101, 1), data(0, 102, 1)});
@@ -151,15 +177,23 @@ TEST(Mode3Engine, ResultsAreAckedPerRankRecycledAndResentOnNakAndTimeout) {
             (std::vector<Out>{{0x101, w::op::kSendLast, 102, 0}}));
   EXPECT_EQ(s.engine.counters().pipe_entries_recycled - recycled, 2u);
   // No answer: the NAK was retry 1, so the hop timeout (100 us) has doubled: 200 us; then 400.
-  EXPECT_EQ(s.poll(s.now + 150'000), std::vector<Out>{});
+  // Meanwhile both ranks' upload edges stay quiet with nothing owed: 100 us after their last
+  // take, then 200 us after that, each responder says its last ACK again (the nudge).
+  const std::vector<Out> acks_again{{0x100, w::op::kAck, 102, kAck},
+                                    {0x101, w::op::kAck, 102, kAck}};
+  EXPECT_TRUE(same_frames(s.poll(s.now + 150'000), acks_again));
   EXPECT_EQ(s.poll(s.now + 60'000), (std::vector<Out>{{0x101, w::op::kSendLast, 102, 0}}));
-  EXPECT_EQ(s.poll(s.now + 350'000), std::vector<Out>{});
+  EXPECT_TRUE(same_frames(s.poll(s.now + 350'000), acks_again));
   EXPECT_EQ(s.poll(s.now + 60'000), (std::vector<Out>{{0x101, w::op::kSendLast, 102, 0}}));
-  // Rank 1's ACK: the last entry recycled, no timer left.
+  // Rank 1's ACK: the last entry recycled, no retransmission timer left.
   EXPECT_EQ(s.feed({ack(0x1001, 102, kAck, 1)}), std::vector<Out>{});
   EXPECT_EQ(s.engine.counters().pipe_entries_recycled - recycled, 3u);
-  EXPECT_FALSE(s.engine.next_poll_ns().has_value());
   EXPECT_EQ(s.engine.counters().hop_resent, 3u);
+  // The quiet checks run out after kMaxNudges (4) ACKs again per edge; then nothing is armed.
+  EXPECT_TRUE(same_frames(s.poll(s.now + 1'000'000), acks_again));
+  EXPECT_TRUE(same_frames(s.poll(s.now + 1'000'000), acks_again));
+  EXPECT_FALSE(s.engine.next_poll_ns().has_value());
+  EXPECT_EQ(s.engine.counters().hop_nudges, 8u);
   EXPECT_EQ(s.engine.counters().hop_timeouts, 2u);
 }
 
