@@ -199,7 +199,7 @@ void Worker::run_engine(uint64_t now) {
     engine_in_.clear();
     engine_mbufs_.clear();
   }
-  engine_->poll(now, engine_out_);  // Mode-III's retransmission timers; cheap when none runs
+  if (engine_->poll_wanted()) engine_->poll(now, engine_out_);  // Mode-III's timers and Pipes
   for (size_t i = 0; i < engine_out_.size(); ++i) {
     const auto& f = engine_out_.frame(i);
     if (f.port >= s_.ports.size()) continue;

@@ -62,9 +62,12 @@ class Mode2Engine {
   // Acts on a burst of frames received at `now_ns` (any monotonic clock, the one poll() gets;
   // Mode-II ignores it).
   void process(const RxFrame* frames, size_t n, TxBatch& out, uint64_t now_ns = 0);
-  // Mode-III's work without a frame: the retransmission timers due by `now_ns` (at most
-  // kMaxExpiriesPerPoll) and the Pipes left to continue. Call it every loop iteration.
+  // Mode-III's work without a frame: the timers due by `now_ns` (at most kMaxExpiriesPerPoll)
+  // and the Pipes left to continue. Call it every loop iteration in which poll_wanted().
   void poll(uint64_t now_ns, TxBatch& out);
+  // Whether poll() may have work: a timer armed or a Pipe waiting. Inline and two loads, so a
+  // loop with no Mode-III group pays nothing more.
+  bool poll_wanted() const { return wheel_.armed() > 0 || !pumps_.items().empty(); }
   // When poll() next has something to do: the earliest timer, or now when a Pipe waits to be
   // continued; nullopt when nothing is pending. Scans the wheel: for harnesses and tools, not
   // the packet path.
