@@ -44,7 +44,8 @@ std::shared_ptr<spdlog::logger> make_logger(const incd::LogConfig& c) {
   return log;
 }
 
-// Logs each group's stall once when it starts and once when it ends.
+// Logs each group's stall once when it starts and once when it ends, and a Mode-III group's
+// failure (a hop past its retry limit) once.
 class StallWatch {
  public:
   StallWatch(const dpdk::Datapath& dp, uint64_t stall_after_ns, spdlog::logger& log)
@@ -64,6 +65,15 @@ class StallWatch {
         if (s.stalled && !was) log_.warn("{}", incd::describe(s));
         if (!s.stalled && was) log_.info("group {} makes progress again", s.group_id);
         was = s.stalled;
+        bool& failed = failed_[s.group_id];
+        const bool failed_now = t->groups[i].stats.hop_failures > 0;  // 0 again once reinstalled
+        if (failed_now && !failed) {
+          log_.error(
+              "group {} failed: a Mode-III hop passed its retry limit (the peer stopped "
+              "answering); its collectives end in errors until the group is installed again",
+              s.group_id);
+        }
+        failed = failed_now;
       }
     }
   }
@@ -73,6 +83,7 @@ class StallWatch {
   uint64_t stall_after_ns_;
   spdlog::logger& log_;
   std::map<uint32_t, bool> stalled_;
+  std::map<uint32_t, bool> failed_;
 };
 
 agent::AgentOptions agent_options(const incd::ManagerConfig& m) {

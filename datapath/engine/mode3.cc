@@ -121,6 +121,7 @@ void fail(GroupState& g, Actions& a) {
   if (g.mode3->failed) return;
   g.mode3->failed = true;
   ++a.counters.hop_failures;
+  ++g.stats.hop_failures;
 }
 
 // Retransmits to edge `e` the PSNs of `run` it receives (at most kResendBudget of them).

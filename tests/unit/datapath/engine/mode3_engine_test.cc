@@ -234,6 +234,10 @@ TEST(Mode3Engine, BadAcksAreRefusedAndANakFloodEndsOnlyItsGroup) {
   for (int i = 0; i < 20; ++i) s.feed({ack(0x1000, 101, aeth::kNakPsnSequenceError, 0)});
   const EngineCounters& c = s.engine.counters();
   EXPECT_EQ(c.hop_failures, 1u);
+  // The group's own telemetry says so (incd's metrics and log, the IncAgent's report).
+  for (const GroupState* g : s.engine.groups()) {
+    EXPECT_EQ(g->stats.hop_failures, g->config->group_id == 1 ? 1u : 0u) << g->config->group_id;
+  }
   EXPECT_LE(c.hop_resent - before.hop_resent, 7u * 2u);  // 101 and 102, seven times at most
   EXPECT_GT(c.drop_group_failed, 0u);
   EXPECT_EQ(s.feed({data(0, 103)}), std::vector<Out>{});
