@@ -26,9 +26,10 @@ struct AgentOptions {
   std::chrono::milliseconds reconnect_initial{200};
   std::chrono::milliseconds reconnect_max{10000};
   double reconnect_jitter = 0.2;  // a delay d is drawn from [d·(1 - jitter), d]
-  // HTTP/2 keepalive pings to notice a silently dead manager; 0 = off (the manager's server
-  // must permit pings at this rate, or it closes the stream with ENHANCE_YOUR_CALM).
-  std::chrono::milliseconds keepalive{0};
+  // HTTP/2 keepalive pings to notice a silently dead manager (ping period and ack timeout);
+  // 0 = off. inc-manager accepts pings down to 1 s on the agent stream
+  // (tests/unit/manager/service/keepalive_test.cc).
+  std::chrono::milliseconds keepalive{20000};
   uint64_t seed = 1;  // jitter's PRNG
 };
 

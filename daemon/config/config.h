@@ -83,7 +83,7 @@ struct ManagerConfig {
   uint32_t reconnect_initial_ms = 200;
   uint32_t reconnect_max_ms = 10000;
   double reconnect_jitter = 0.2;
-  uint32_t keepalive_ms = 0;
+  uint32_t keepalive_ms = 20000;  // HTTP/2 keepalive pings; 0 = off
   ManagerTlsConfig tls;
 };
 

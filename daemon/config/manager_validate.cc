@@ -99,7 +99,9 @@ std::optional<ManagerConfig> validate_manager(const inc::v1::IncdConfig::Manager
     std::snprintf(text, sizeof text, "%g", c.reconnect_jitter);
     fail("reconnect_jitter", std::string(text) + " is outside [0, 1]");
   }
-  c.keepalive_ms = m.keepalive_ms();
+  if (m.has_keepalive_ms()) c.keepalive_ms = m.keepalive_ms();
+  if (c.keepalive_ms != 0 && (c.keepalive_ms < 1000 || c.keepalive_ms > 3'600'000))
+    fail("keepalive_ms", std::to_string(c.keepalive_ms) + " is outside 1000..3600000 (0: off)");
 
   const auto& t = m.tls();
   c.tls = {

@@ -57,8 +57,15 @@ TEST(ManagerConfig, MinimalSectionTakesTheDocumentedDefaults) {
   EXPECT_EQ(m.reconnect_initial_ms, 200u);
   EXPECT_EQ(m.reconnect_max_ms, 10000u);
   EXPECT_DOUBLE_EQ(m.reconnect_jitter, 0.2);
-  EXPECT_EQ(m.keepalive_ms, 0u);
+  EXPECT_EQ(m.keepalive_ms, 20000u);  // keepalives on unless keepalive_ms: 0
   EXPECT_FALSE(m.tls.enabled);
+}
+
+TEST(ManagerConfig, KeepaliveZeroTurnsThePingsOff) {
+  const LoadResult r = parse_config(
+      kBase + "manager: { address: '127.0.0.1:7443', switch_id: leaf0, keepalive_ms: 0 }", false);
+  ASSERT_TRUE(r.config) << errors_of(r).front();
+  EXPECT_EQ(r.config->manager->keepalive_ms, 0u);
 }
 
 TEST(ManagerConfig, EveryFieldIsMapped) {
@@ -107,6 +114,7 @@ manager:
   reconnect_initial_ms: 500
   reconnect_max_ms: 100
   reconnect_jitter: 1.5
+  keepalive_ms: 999
   tls: { cert_file: c.pem }
 )",
                                     false);
@@ -123,6 +131,7 @@ manager:
                 "manager.heartbeat_ms: 0 is outside 1..60000",
                 "manager.reconnect_max_ms: 100 is below reconnect_initial_ms 500",
                 "manager.reconnect_jitter: 1.5 is outside [0, 1]",
+                "manager.keepalive_ms: 999 is outside 1000..3600000 (0: off)",
                 "manager.tls.key_file: a client certificate and its key go together (set both "
                 "cert_file and key_file)",
             }));

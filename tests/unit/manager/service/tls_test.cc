@@ -1,13 +1,10 @@
 // TLS: with --tls-cert/--tls-key/--tls-ca the manager serves mutual TLS only — to raw stubs,
 // to incctl and to a real IncAgent (incd's client). The test CA and certificates are made by
 // the openssl command at test time (tests/unit/tls_pki.h).
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/io_context.hpp>
 #include <thread>
 
-#include "agent/client/inc_agent.h"
-#include "tests/unit/agent/agent_test_util.h"
 #include "tests/unit/manager/service/harness.h"
+#include "tests/unit/manager/service/real_agent.h"
 #include "tests/unit/tls_pki.h"
 
 namespace epic::manager::service::testing {
@@ -81,15 +78,6 @@ TEST(TlsTest, IncctlAndARealIncAgentUseMutualTls) {
       2 << 8)
       << "no client certificate: exit 2 (cannot reach)";
 
-  boost::asio::io_context io;
-  auto work = boost::asio::make_work_guard(io);
-  agent::test::FakeSink sink;
-  agent::GroupTable table{agent::test::test_switch(), agent::SwitchLimits{}, {}, sink};
-  agent::ActionApplier applier{table};
-  struct NoTelemetry : agent::TelemetrySource {
-    std::vector<agent::GroupReport> groups() const override { return {}; }
-    std::vector<agent::HostReport> hosts() const override { return {}; }
-  } telemetry;
   agent::AgentOptions ao;
   ao.address = target;
   ao.tls = {.enabled = true,
@@ -97,13 +85,8 @@ TEST(TlsTest, IncctlAndARealIncAgentUseMutualTls) {
             .cert_file = d + "/client.pem",
             .key_file = d + "/client.key",
             .server_name = ""};
-  agent::SwitchIdentity id;
-  id.switch_id = "leaf0";
-  id.inc = {*vocab::parse_ipv4("10.77.0.254"), *vocab::parse_mac("02:ec:00:00:00:fe")};
-  id.ports = agent::test::test_switch().ports;
-  auto agent = std::make_unique<agent::IncAgent>(io, ao, id, applier, telemetry, nullptr);
-  ASSERT_EQ(agent->start(), "");
-  std::thread io_thread([&] { io.run(); });
+  auto agent = std::make_unique<RealAgent>(ao);
+  ASSERT_EQ(agent->start_error(), "");
 
   grpc::SslCredentialsOptions with_cert{slurp(d + "/ca.pem"), slurp(d + "/client.key"),
                                         slurp(d + "/client.pem")};
@@ -118,13 +101,9 @@ TEST(TlsTest, IncctlAndARealIncAgentUseMutualTls) {
     if (!connected) std::this_thread::sleep_for(50ms);
   }
   EXPECT_TRUE(connected) << "the agent did not register over mutual TLS";
-  EXPECT_EQ(agent->counters().registrations.load(), 1u);
+  EXPECT_EQ(agent->agent().counters().registrations.load(), 1u);
 
-  work.reset();
-  io.stop();
-  io_thread.join();
-  agent->stop();  // the io_context is not running: allowed from this thread
-  agent.reset();
+  agent.reset();  // before the server: its stream ends first
   server.value()->stop();
 }
 
