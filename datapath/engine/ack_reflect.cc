@@ -132,7 +132,12 @@ void ack_rank_uploads(GroupState& g, int child, bool force, Actions& a) {
   const uint16_t rank = link.first_rank;
   const PacketRef own = locate_recv(g, child, g.acked_recv_psn[c]);
   bool advanced = false;
-  for (uint32_t next = vocab::psn_add(g.acked_send_psn[c], 1);; next = vocab::psn_add(next, 1)) {
+  // Bounded by the group's slots (2·MW): a rank has at most MW uploads outstanding, so a longer
+  // run can only come from forged state (a huge announced collective and a frontier far ahead);
+  // the rest waits for the next call instead of holding the worker.
+  const uint32_t budget = 2 * g.config->window;
+  uint32_t next = vocab::psn_add(g.acked_send_psn[c], 1);
+  for (uint32_t k = 0; k < budget; ++k, next = vocab::psn_add(next, 1)) {
     const PacketRef ref = locate_send(g, child, next);
     if (!ref.known()) break;
     const uint32_t gp = ref.gpsn();

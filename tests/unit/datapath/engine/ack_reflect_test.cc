@@ -681,5 +681,23 @@ TEST_P(AckReflect, Row) {
 INSTANTIATE_TEST_SUITE_P(Table, AckReflect, ::testing::ValuesIn(kRows),
                          [](const ::testing::TestParamInfo<Row>& i) { return i.param.name; });
 
+// Forged state (issue 16): a rank's announced collective of 1,000 packets and a group frontier
+// claiming all of them arrived everywhere. The rank cannot have more than MW (4) uploads
+// outstanding, so one call acknowledges at most the group's 2·MW slots' worth, not 1,000
+// packets in a loop on the worker.
+TEST(AckRankUploads, OneCallAdvancesAtMostTwoWindowsWhateverTheFrontierClaims) {
+  Bench b(tree({rank(0), rank(1)}, 2, false));
+  b.announce(CollectiveType::kAllReduce, 64 * 1000);  // g 100 control, 101..1100 data
+  GroupState& g = b.g();
+  const uint32_t before = g.acked_send_psn[0];
+  g.global_frontier = 1100;
+  ack_rank_uploads(g, 0, false, b.a);
+  EXPECT_EQ(g.acked_send_psn[0], before + 2 * g.config->window);
+  EXPECT_EQ(b.sent(), (std::vector<Sent>{ack_to(0, before + 2 * g.config->window)}));
+  // The next call goes on from there.
+  ack_rank_uploads(g, 0, false, b.a);
+  EXPECT_EQ(g.acked_send_psn[0], before + 4 * g.config->window);
+}
+
 }  // namespace
 }  // namespace epic::engine
