@@ -45,6 +45,7 @@ enum class CounterKind : uint8_t { kTotal, kDisposition, kDrop, kEvent };
   X(drop_bad_control, kDrop, "bad_control", "control message malformed or disagreeing")           \
   X(drop_inconsistent, kDrop, "inconsistent", "opcode/length disagrees with slot or collective")  \
   X(drop_unsupported, kDrop, "unsupported", "opcode or collective type not handled")              \
+  X(drop_frontier_ahead, kDrop, "frontier_ahead", "Mode-II: frontier beyond every announced PSN") \
   X(drop_ack_refused, kDrop, "ack_refused", "Mode-III: ACK/NAK of a PSN never sent or unknown")  \
   X(drop_group_failed, kDrop, "group_failed", "Mode-III: the group's hop passed its retry limit")  \
   /* events */                                                                                     \

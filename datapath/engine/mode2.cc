@@ -149,6 +149,15 @@ void downward(GroupState& g, const PacketMeta& m, Actions& a) {
   if (recycle_completed(g, m.psn)) ++n.slots_recycled;
 }
 
+// A frontier says every rank below (a child's) or every rank (the parent's) has the results up
+// to its PSN. Those results passed through this switch, so their collective was announced here:
+// a frontier beyond the newest announced PSN can only be forged (issue 16). It is refused before
+// it moves anything (recycling, ACKs of uploads). PSNs 2^23 or more ahead read as behind and are
+// taken as a repeated frontier, which changes nothing.
+bool frontier_announced(const GroupState& g, uint32_t psn) {
+  return !vocab::psn_gt(psn, vocab::psn_add(g.next_g_ctrl, -1));
+}
+
 }  // namespace
 
 void handle(const PacketMeta& m, Actions& a) {
@@ -164,9 +173,17 @@ void handle(const PacketMeta& m, Actions& a) {
       receive_rank_ack(g, m, a);
       return;
     case PacketKind::kChildFrontier:
+      if (!frontier_announced(g, m.psn)) {
+        drop(g, a.counters.drop_frontier_ahead);
+        return;
+      }
       receive_child_frontier(g, m, a);
       return;
     case PacketKind::kParentFrontier:
+      if (!frontier_announced(g, m.psn)) {
+        drop(g, a.counters.drop_frontier_ahead);
+        return;
+      }
       ++a.counters.frontier_from_parent;
       receive_group_frontier(g, m.psn, a);
       return;

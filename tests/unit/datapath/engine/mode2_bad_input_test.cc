@@ -84,6 +84,51 @@ TEST(Mode2BadInput, EachReasonCountedAndOtherGroupsUntouched) {
   EXPECT_EQ(std::vector<uint8_t>(slots_b.accum, slots_b.accum + slots_b.accum_bytes()), b_accum);
 }
 
+// Issue 16: a frontier from the parent (or a switch child) beyond every PSN announced here can
+// only be forged. It is dropped before it recycles a slot or acknowledges an upload.
+TEST(Mode2BadInput, AFrontierBeyondEveryAnnouncedPsnIsDropped) {
+  GroupConfig cfg = group(0x1000);
+  ParentLink p;
+  p.local = {kSwitchMac, kSwitchIp, 0x1002};
+  p.remote = {{2, 0xBB, 0, 0, 0, 1}, 0x0A650001u, 0x4000};
+  p.port = 2;
+  cfg.parent = p;
+  Mode2Engine engine;
+  SlotRegion slots(4, 256);
+  engine.install_group(cfg, &slots);
+  TxBatch tx;
+  auto frontier = [&](uint32_t psn) {
+    auto b = w::PacketBuilder().eth(kSwitchMac, p.remote.mac).ipv4(p.remote.ipv4, kSwitchIp);
+    b.bth(w::op::kAck, 0x1002, psn).aeth(0x1F, 0);
+    const std::vector<uint8_t> f = b.build();
+    const RxFrame rx{f.data(), static_cast<uint16_t>(f.size()), 2};
+    tx.clear();
+    engine.process(&rx, 1, tx);
+  };
+  // Rank 0 announces a 2-packet AllReduce (group PSNs 100..102) and sends its first packet.
+  const CollectiveDescriptor d{CollectiveType::kAllReduce, vocab::DType::kInt32,
+                               vocab::ReduceOp::kSum, 0, 128};
+  for (const auto& f : {frame(0x1000, w::op::kSendOnlyImm, 100, control(d), kControlImm),
+                        frame(0x1000, w::op::kSendFirst, 101, std::vector<uint8_t>(256, 1))}) {
+    const RxFrame rx{f.data(), static_cast<uint16_t>(f.size()), 0};
+    tx.clear();
+    engine.process(&rx, 1, tx);
+  }
+  const GroupState& g = *engine.groups().front();
+  frontier(5000);  // nothing up to 5000 was announced here
+  EXPECT_EQ(engine.counters().drop_frontier_ahead, 1u);
+  EXPECT_EQ(tx.size(), 0u) << "a refused frontier must not acknowledge anything";
+  EXPECT_EQ(g.global_frontier, 99u);
+  frontier(103);  // one past the announced 100..102
+  EXPECT_EQ(engine.counters().drop_frontier_ahead, 2u);
+  frontier(100);  // the control message reached every rank: taken
+  EXPECT_EQ(engine.counters().drop_frontier_ahead, 2u);
+  EXPECT_EQ(engine.counters().frontier_from_parent, 1u);
+  EXPECT_EQ(g.global_frontier, 100u);
+  const EngineCounters& c = engine.counters();
+  EXPECT_EQ(c.rx_accounted(), c.rx_frames);
+}
+
 TEST(Mode2BadInput, RejectsMalformedGroupConfiguration) {
   Mode2Engine engine;
   SlotRegion slots(4, 256);
