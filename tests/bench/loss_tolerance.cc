@@ -12,6 +12,7 @@
 //   loss_tolerance [--quick] [--seeds N] [--mib M] [--gbps G] [--hop-timeout-us T]
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
