@@ -55,15 +55,14 @@ enum class HopAnswer : uint8_t {
 };
 
 // How the hop answers a packet at `psn` (24-bit) arriving at `now_ns`; changes nothing.
-// `interval_ns` 0: never kNudge.
-HopAnswer hop_answer(const HopResponder& r, uint32_t psn, uint64_t now_ns = 0,
-                     uint64_t interval_ns = 0);
+// `interval_ns` 0 (an edge that does not nudge): never kNudge.
+HopAnswer hop_answer(const HopResponder& r, uint32_t psn, uint64_t now_ns, uint64_t interval_ns);
 // A packet arrived from the requester (any PSN).
 void hop_heard(HopResponder& r, uint64_t now_ns);
 // The packet at ePSN was taken by the Pipe: ePSN advances, the gap (if any) is closed.
-void hop_taken(HopResponder& r, uint64_t now_ns = 0);
+void hop_taken(HopResponder& r, uint64_t now_ns);
 // A NAK for the current gap went out: a sequence NAK, or an RNR NAK (the Pipe was full).
-void hop_nak_sent(HopResponder& r, uint64_t now_ns = 0, bool sequence = true);
+void hop_nak_sent(HopResponder& r, uint64_t now_ns, bool sequence);
 // The PSN an ACK of everything taken so far carries (ePSN − 1).
 uint32_t hop_acked_psn(const HopResponder& r);
 

@@ -402,12 +402,10 @@ void flush_acks(Actions& a, Loop& loop) {
 
 namespace {
 
-// Whether the packet edge `e` sends next (its responder's ePSN) belongs to a collective announced
-// here: a quiet edge then owes us packets.
+// Whether the packet rank edge `e` sends next (its responder's ePSN) belongs to a collective
+// announced here: a quiet edge then owes us packets. Only rank edges are watched (watch()).
 bool expects(const GroupState& g, const Mode3Edge& e) {
-  const PacketRef ref =
-      e.edge == kParentEdge ? locate_parent_recv(g, e.in.epsn) : locate_send(g, e.edge, e.in.epsn);
-  return ref.known();
+  return locate_send(g, e.edge, e.in.epsn).known();
 }
 
 // The responder's quiet check (hop_responder.h): nudge a requester that has gone quiet.

@@ -49,11 +49,12 @@ TEST(HopResponderTable, AnswersAsAnRcResponder) {
     r.epsn = s;
     for (const Row& row : kRows) {
       SCOPED_TRACE(row.name);
-      const HopAnswer a = hop_answer(r, at(s, row.psn));
+      // An edge that does not nudge (interval 0): the RC responder's answers alone.
+      const HopAnswer a = hop_answer(r, at(s, row.psn), 0, 0);
       EXPECT_EQ(a, row.answer);
-      if (a == HopAnswer::kTake && row.pipe_takes) hop_taken(r);
+      if (a == HopAnswer::kTake && row.pipe_takes) hop_taken(r, 0);
       if (a == HopAnswer::kTake && !row.pipe_takes) hop_nak_sent(r, 0, false);  // RNR NAK
-      if (a == HopAnswer::kNakSequence) hop_nak_sent(r);
+      if (a == HopAnswer::kNakSequence) hop_nak_sent(r, 0, true);
       EXPECT_EQ(r.epsn, at(s, row.epsn_after));
       EXPECT_EQ(r.nak_outstanding, row.nak_after);
       EXPECT_EQ(hop_acked_psn(r), at(s, row.epsn_after - 1));
