@@ -47,6 +47,9 @@ bool prepare_mode3(GroupInstance& g, std::string& error) {
     error = "the granted slots cannot hold the group's Mode-III Pipes";
     return false;
   }
+  // A hop keeps at most MW results in flight (the root's Pipe has 2·MW entries; the others MW).
+  pipe_limit_send_window(m->up, cfg.window);
+  pipe_limit_send_window(m->down, cfg.window);
   m->policy.timeout_ns = uint64_t{cfg.hop_timeout_us} * 1000;
   for (size_t e = 0; e < kMaxEdges; ++e) {
     m->edges[e].group = &g.state;

@@ -84,7 +84,7 @@ void pump(GroupState& g, bool up, Actions& a, Loop& loop) {
   const bool to_parent = up && !is_root(g);
   for (uint32_t budget = kPumpBudget; budget > 0; --budget) {
     const uint32_t psn = vocab::psn_add(pipe.max_psn_sent, 1);
-    if (!pipe_in_range(pipe, psn)) return;
+    if (!pipe_may_send(pipe, psn)) return;  // out of range or the send window is full
     const PacketRef ref = locate_group(g, psn);
     if (!ref.known()) return;  // not announced here yet
     uint64_t receivers = 0;

@@ -38,7 +38,16 @@ bool pipe_init(PipeState& p, SlotRegion* entries, uint32_t base, uint32_t size, 
   const uint32_t before = vocab::psn_add(p.psn_start, -1);
   p.last_acked.fill(before);
   p.max_psn_sent = before;
+  p.send_window = size;
   return true;
+}
+
+void pipe_limit_send_window(PipeState& p, uint32_t window) {
+  p.send_window = window == 0 ? 1 : window < p.size ? window : p.size;
+}
+
+bool pipe_may_send(const PipeState& p, uint32_t psn) {
+  return !below(p, psn) && offset(p, psn) < p.send_window;
 }
 
 PipeReceive pipe_receive(PipeState& p, uint32_t psn, int child, const SlotClaim& claim,
@@ -82,7 +91,7 @@ const uint8_t* pipe_result(const PipeState& p, uint32_t psn) {
 
 bool pipe_next_ready(const PipeState& p, uint32_t& psn) {
   const uint32_t next = vocab::psn_add(p.max_psn_sent, 1);
-  if (pipe_result(p, next) == nullptr) return false;
+  if (!pipe_may_send(p, next) || pipe_result(p, next) == nullptr) return false;
   psn = next;
   return true;
 }

@@ -16,6 +16,8 @@
 //               still cover p + MW while a slow out-endpoint has not taken p.
 //   Retransmit  every complete entry from lastAcked + 1 to maxPsnSent of an
 //               out-endpoint (pipe_unacked).
+//   Send window results go on while maxPsnSent + 1 - psnStart < send_window
+//               (<= N): a go-back resends at most that many.
 // PSNs are the hop's group PSNs (24-bit); N <= 2^22 keeps every comparison
 // within half the PSN space. An ACK beyond maxPsnSent acknowledges nothing the
 // Pipe sent: refused (the caller counts it).
@@ -40,6 +42,9 @@ struct PipeState {
   uint8_t out_endpoints = 0;      // 1..kMaxChildren
   std::array<uint32_t, vocab::kMaxChildren> last_acked{};  // per out-endpoint
   uint32_t max_psn_sent = 0;  // the newest result sent on; psn_start - 1 before any
+  // The send window: results go on only while fewer than this many of the Pipe's entries are
+  // unacknowledged by some out-endpoint (maxPsnSent + 1 - psnStart), 1..N; N after pipe_init.
+  uint32_t send_window = 0;
 };
 
 // A Pipe over `entries` (N = entries->nslots, a power of two <= 2^22, every entry empty) whose
@@ -84,6 +89,13 @@ struct PipeAckResult {
 // The next PSN to send on (maxPsnSent + 1), when its entry is complete and in range: results go
 // out in PSN order. False when it is not ready yet.
 bool pipe_next_ready(const PipeState& p, uint32_t& psn);
+// Whether `psn` = maxPsnSent + 1 may go on now: in range and inside the send window. The window
+// bounds what a hop has in flight toward its out-endpoints, so a go-back (pipe_unacked) never
+// resends more than it, and what waits on a link's queue stays below the hop's timeout (the
+// manager derives the timeout from it, docs/mode3.md "Send window").
+bool pipe_may_send(const PipeState& p, uint32_t psn);
+// Limits the send window to `window` (clamped to 1..N).
+void pipe_limit_send_window(PipeState& p, uint32_t window);
 // The result of `psn` = maxPsnSent + 1 went to every out-endpoint.
 void pipe_sent(PipeState& p, uint32_t psn);
 

@@ -105,8 +105,9 @@ IncManager::Admission IncManager::evaluate(const Group& g, Millis now) const {
     return r.window ? r.window
                     : bdp_window(tree, topology_, policy_.link_speeds, rank_ipv4, r.pmtu, mode);
   };
-  auto hop_timeout_on = [&](const IncTree& tree) {
-    return hop_timeout_for(tree_bdp(tree, policy_.link_speeds, rank_ipv4).hop_rtt_us);
+  auto hop_timeout_on = [&](const IncTree& tree, uint32_t window) {
+    const PathBdp bdp = tree_bdp(tree, policy_.link_speeds, rank_ipv4);
+    return hop_timeout_for(bdp.hop_rtt_us, bdp.bandwidth_gbps, window, r.pmtu);
   };
   std::optional<Admission> wait;  // the best-ranked candidate that may fit later
   std::optional<Error> never;     // the best-ranked candidate's reason it never can
@@ -156,7 +157,7 @@ IncManager::Admission IncManager::evaluate(const Group& g, Millis now) const {
       return Admission{.verdict = PlanVerdict::kFits,
                        .tree = c.tree,
                        .window = window,
-                       .hop_timeout_us = hop_timeout_on(c.tree),
+                       .hop_timeout_us = hop_timeout_on(c.tree, window),
                        .grants = plan.grants};
     }
     if (plan.verdict == PlanVerdict::kNever) {
@@ -188,7 +189,7 @@ IncManager::Admission IncManager::evaluate(const Group& g, Millis now) const {
           return Admission{.verdict = PlanVerdict::kFits,
                            .tree = c->tree,
                            .window = window,
-                           .hop_timeout_us = hop_timeout_on(c->tree),
+                           .hop_timeout_us = hop_timeout_on(c->tree, window),
                            .grants = plan.grants,
                            .victims = victims};
         }

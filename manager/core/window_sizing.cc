@@ -84,8 +84,15 @@ uint32_t bdp_window(const IncTree& tree, const Topology& topology, const LinkSpe
   return window_for_bdp(tree_bdp(tree, speeds, rank_ipv4).bytes_for(mode), pmtu, most);
 }
 
-uint32_t hop_timeout_for(double hop_rtt_us) {
-  const double us = std::ceil(hop_rtt_us * kHopTimeoutRtts);
+double send_window_us(double bandwidth_gbps, uint32_t window, uint32_t pmtu) {
+  if (!(bandwidth_gbps > 0)) return 0;
+  return static_cast<double>(window) * pmtu * 8 / (bandwidth_gbps * 1000);  // bits / (bit/µs)
+}
+
+uint32_t hop_timeout_for(double hop_rtt_us, double bandwidth_gbps, uint32_t window, uint32_t pmtu) {
+  const double us =
+      std::ceil(hop_rtt_us * kHopTimeoutRtts +
+                kHopTimeoutSendWindows * send_window_us(bandwidth_gbps, window, pmtu));
   if (!(us >= vocab::kMinHopTimeoutUs)) return vocab::kMinHopTimeoutUs;  // NaN too
   if (us >= vocab::kMaxHopTimeoutUs) return vocab::kMaxHopTimeoutUs;
   return static_cast<uint32_t>(us);

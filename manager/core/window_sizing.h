@@ -23,8 +23,9 @@
 //   MW = the smallest power of two with MW · pmtu >= B_min · max_link RTT_link
 //
 // with the same clamps. Each hop's ACK timeout (hop_timeout_for) is a few of the slowest link's
-// round trips: kHopTimeoutRtts · max_link RTT_link, rounded up to whole µs and clamped to
-// vocab's kMinHopTimeoutUs..kMaxHopTimeoutUs.
+// round trips plus the time to send a window on it: kHopTimeoutRtts · max_link RTT_link +
+// kHopTimeoutSendWindows · MW · pmtu / B_min, rounded up to whole µs and clamped to vocab's
+// kMinHopTimeoutUs..kMaxHopTimeoutUs.
 // Threading: plain values and pure functions.
 #pragma once
 
@@ -76,6 +77,8 @@ struct PathBdp {
 
 // Mode-III's hop timeout: this many round trips of the tree's slowest link.
 inline constexpr uint32_t kHopTimeoutRtts = 4;
+// ... plus this many times the time to send MW results on the slowest link.
+inline constexpr uint32_t kHopTimeoutSendWindows = 2;
 // `rank_ipv4[r]` is rank r's NIC address (the tree's rank children name ranks by index).
 PathBdp tree_bdp(const IncTree& tree, const LinkSpeeds& speeds,
                  const std::vector<uint32_t>& rank_ipv4);
@@ -87,8 +90,16 @@ uint32_t bdp_window(const IncTree& tree, const Topology& topology, const LinkSpe
                     const std::vector<uint32_t>& rank_ipv4, uint32_t pmtu,
                     vocab::GroupMode mode = vocab::GroupMode::kMode2);
 
-// Mode-III's hop timeout for a tree whose largest link RTT is `hop_rtt_us`: kHopTimeoutRtts
-// round trips, rounded up to whole µs, clamped to kMinHopTimeoutUs..kMaxHopTimeoutUs.
-uint32_t hop_timeout_for(double hop_rtt_us);
+// The time a link of `bandwidth_gbps` takes to send a hop's send window — `window` (MW)
+// results of `pmtu` bytes (the engine's Pipes keep at most MW in flight), in µs; 0 for a
+// bandwidth that is not positive.
+double send_window_us(double bandwidth_gbps, uint32_t window, uint32_t pmtu);
+
+// Mode-III's hop timeout for a tree whose largest link RTT is `hop_rtt_us` and slowest link
+// `bandwidth_gbps`, for a group with window `window` and path MTU `pmtu`: kHopTimeoutRtts round
+// trips plus kHopTimeoutSendWindows send windows (the last result of a window waits behind the
+// others on the link: a timeout shorter than that fires before its ACK can come back and every
+// go-back queues more), rounded up to whole µs, clamped to kMinHopTimeoutUs..kMaxHopTimeoutUs.
+uint32_t hop_timeout_for(double hop_rtt_us, double bandwidth_gbps, uint32_t window, uint32_t pmtu);
 
 }  // namespace epic::manager

@@ -101,18 +101,18 @@ TEST_F(StoreTest, ModesRoundTripAndAStoreWithoutThemHoldsModeIIGroups) {
   r.mode = vocab::GroupMode::kMode3;
   const uint32_t mode3 = testing::install(m, r, Millis{60'000});
   ASSERT_EQ(m.find_group(mode3)->request.mode, vocab::GroupMode::kMode3);
-  ASSERT_EQ(m.find_group(mode3)->hop_timeout_us, 40u);  // 4 x 10 us (default links)
+  ASSERT_EQ(m.find_group(mode3)->hop_timeout_us, 42u);  // 4 x 10 us + 2 x 0.66 us (window 8)
   auto loaded = decode_store(encode_store(m), kPolicy, Millis{70'000});
   ASSERT_TRUE(loaded.ok()) << loaded.error().to_string();
   EXPECT_EQ(loaded.value().manager.groups(), m.groups());
   EXPECT_EQ(loaded.value().manager.find_group(mode3)->request.mode, vocab::GroupMode::kMode3);
-  EXPECT_EQ(loaded.value().manager.find_group(mode3)->hop_timeout_us, 40u);
+  EXPECT_EQ(loaded.value().manager.find_group(mode3)->hop_timeout_us, 42u);
 
   // A store written before groups had a mode: its groups are Mode-II.
   auto lines = lines_of(encode_store(m));
   const size_t old = line_with(lines, "\"name\":\"across\"");
   replace_in(lines[old - 1], "\"mode\":2,", "");
-  replace_in(lines[old - 1], "\"hop_timeout_us\":40,", "");
+  replace_in(lines[old - 1], "\"hop_timeout_us\":42,", "");
   auto before = decode_store(join_lines(lines), kPolicy, Millis{70'000});
   ASSERT_TRUE(before.ok()) << before.error().to_string();
   const Group* g = before.value().manager.find_group(across);
@@ -197,7 +197,7 @@ TEST_F(StoreTest, ACorruptedStoreIsRefusedWithItsLineNumber) {
            ": group: mode: 4 is not a mode (2: Mode-II, 3: Mode-III)"},
       {"a hop timeout below its limit",
        [&](auto& l) {
-         replace_in(l[group_line - 1], "\"hop_timeout_us\":40", "\"hop_timeout_us\":5");
+         replace_in(l[group_line - 1], "\"hop_timeout_us\":42", "\"hop_timeout_us\":5");
        },
        "line " + std::to_string(group_line) +
            ": group: hop_timeout_us: 5 us is outside 10..1000000 us (Mode-III's per-hop ACK "

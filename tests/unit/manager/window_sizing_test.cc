@@ -115,14 +115,23 @@ TEST_F(BdpWindowTest, TheSlowestLinkAndTheLongestRankToRootPathSizeIt) {
   EXPECT_EQ(d.hop_rtt_us, 10);
 }
 
-TEST(HopTimeout, AFewRoundTripsOfTheSlowestLinkClampedToTheLimits) {
+TEST(HopTimeout, AFewRoundTripsPlusTwoSendWindowsOfTheSlowestLinkClampedToTheLimits) {
   EXPECT_EQ(kHopTimeoutRtts, 4u);
-  EXPECT_EQ(hop_timeout_for(10), 40u);
-  EXPECT_EQ(hop_timeout_for(3.1), 13u);                    // 12.4 us, rounded up
-  EXPECT_EQ(hop_timeout_for(2), vocab::kMinHopTimeoutUs);  // 8 us
-  EXPECT_EQ(hop_timeout_for(0), vocab::kMinHopTimeoutUs);
-  EXPECT_EQ(hop_timeout_for(250'000), vocab::kMaxHopTimeoutUs);
-  EXPECT_EQ(hop_timeout_for(1'000'000), vocab::kMaxHopTimeoutUs);
+  EXPECT_EQ(kHopTimeoutSendWindows, 2u);
+  // 128 results of 1024 bytes at 100 Gb/s: 1048576 bits / 100000 bit/us = 10.48576 us.
+  EXPECT_DOUBLE_EQ(send_window_us(100, 128, 1024), 10.48576);
+  EXPECT_EQ(send_window_us(0, 128, 1024), 0);
+  EXPECT_EQ(send_window_us(-1, 128, 1024), 0);
+  EXPECT_EQ(hop_timeout_for(10, 100, 128, 1024), 61u);  // 40 + 20.97152, rounded up
+  EXPECT_EQ(hop_timeout_for(3.1, 100, 1, 256), 13u);    // 12.4 + 0.04096
+  // A slow link with a deep window: 64 results of 4096 bytes at 10 Gb/s take 209.7152 us, so a
+  // timeout of a few round trips (8 us) would fire long before the last result's ACK is back.
+  EXPECT_EQ(hop_timeout_for(2, 10, 64, 4096), 428u);                    // 8 + 419.4304
+  EXPECT_EQ(hop_timeout_for(2, 100, 1, 256), vocab::kMinHopTimeoutUs);  // 8.04 us
+  EXPECT_EQ(hop_timeout_for(0, 0, 1, 256), vocab::kMinHopTimeoutUs);
+  EXPECT_EQ(hop_timeout_for(250'000, 100, 1, 256), vocab::kMaxHopTimeoutUs);
+  EXPECT_EQ(hop_timeout_for(1'000'000, 100, 1, 256), vocab::kMaxHopTimeoutUs);
+  EXPECT_EQ(hop_timeout_for(10, 0.001, 1u << 20, 4096), vocab::kMaxHopTimeoutUs);
 }
 
 TEST_F(BdpWindowTest, ModeIIICoversOneHopWhateverTheTreeDepth) {
@@ -137,12 +146,13 @@ TEST_F(BdpWindowTest, ModeIIICoversOneHopWhateverTheTreeDepth) {
   EXPECT_EQ(g.tree.nodes.size(), 3u);
   // One hop of 10 us at 100 Gb/s: 125000 bytes, window 128 — Mode-II's path (20 us) needs 256.
   EXPECT_EQ(g.request.window, 128u);
-  EXPECT_EQ(g.hop_timeout_us, 40u);  // 4 x the largest link RTT, 10 us
+  EXPECT_EQ(g.hop_timeout_us,
+            61u);  // 4 x the largest link RTT (10 us) + 2 x 10.49 us (128 x 1 KiB)
   ASSERT_EQ(j.value().effects.actions.size(), 3u);
   for (const SwitchAction& a : j.value().effects.actions) {
     ASSERT_TRUE(a.context.has_value());
     EXPECT_EQ(a.context->mode, vocab::GroupMode::kMode3) << a.switch_id;
-    EXPECT_EQ(a.context->hop_timeout_us, 40u) << a.switch_id;
+    EXPECT_EQ(a.context->hop_timeout_us, 61u) << a.switch_id;
     EXPECT_EQ(a.context->window, 128u) << a.switch_id;
     EXPECT_EQ(a.memory_bytes, vocab::group_memory_bytes(128, 1024)) << a.switch_id;
   }

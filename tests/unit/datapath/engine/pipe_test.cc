@@ -310,5 +310,41 @@ TEST(Pipe, HolesCountAsAcknowledgedByAnOutEndpointThatIsUpToDate) {
   EXPECT_FALSE(pipe_in_range(t.p, at(S, 3 + 8)));
 }
 
+// The send window: with 4 of the 8 entries allowed in flight, the fifth complete result waits
+// until an ACK by every out-endpoint frees the oldest; a go-back then covers at most 4 PSNs.
+TEST(Pipe, TheSendWindowHoldsResultsBackUntilEveryOutEndpointAcknowledges) {
+  for (const uint32_t S : {100u, 0xFFFFFDu}) {
+    TestPipe t(S);
+    EXPECT_EQ(t.p.send_window, 8u);  // N after pipe_init
+    pipe_limit_send_window(t.p, 4);
+    EXPECT_EQ(t.p.send_window, 4u);
+    for (int k = 0; k < 6; ++k) {
+      ASSERT_EQ(t.receive(0, at(S, k), 1), PipeReceive::kAdded);
+      ASSERT_EQ(t.receive(1, at(S, k), 2), PipeReceive::kCompleted);
+    }
+    EXPECT_EQ(t.send_ready(), 4u);  // S..S+3; S+4 and S+5 are complete but wait
+    EXPECT_EQ(t.p.max_psn_sent, at(S, 3));
+    EXPECT_FALSE(pipe_may_send(t.p, at(S, 4)));
+    EXPECT_EQ(pipe_unacked(t.p, 0).count, 4u);
+    // One out-endpoint's ACK is not enough: the other still lacks S.
+    EXPECT_EQ(pipe_ack(t.p, 0, at(S, 1)).verdict, PipeAck::kAdvanced);
+    EXPECT_EQ(t.send_ready(), 0u);
+    // The second frees S and S+1: two more go on.
+    EXPECT_EQ(pipe_ack(t.p, 1, at(S, 1)).recycled, 2u);
+    EXPECT_TRUE(pipe_may_send(t.p, at(S, 4)));
+    EXPECT_EQ(t.send_ready(), 2u);
+    EXPECT_EQ(t.p.max_psn_sent, at(S, 5));
+    EXPECT_EQ(pipe_unacked(t.p, 1).count, 4u);
+  }
+}
+
+TEST(Pipe, TheSendWindowIsClampedToTheEntries) {
+  TestPipe t(100);
+  pipe_limit_send_window(t.p, 0);
+  EXPECT_EQ(t.p.send_window, 1u);
+  pipe_limit_send_window(t.p, 1000);
+  EXPECT_EQ(t.p.send_window, 8u);
+}
+
 }  // namespace
 }  // namespace epic::engine

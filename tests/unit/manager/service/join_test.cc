@@ -373,7 +373,7 @@ TEST_F(JoinTest, AModeIIIGroupRunsBesideAModeIIGroupAndEverySwitchContextSaysWhi
     if (g.mode) {
       EXPECT_EQ(c.mode(), pb::GROUP_MODE_3);
       EXPECT_TRUE(c.has_hop_timeout_us());
-      EXPECT_EQ(c.hop_timeout_us(), 40u);  // 4 x 10 us
+      EXPECT_EQ(c.hop_timeout_us(), 61u);  // 4 x 10 us + 2 x 128 x 1 KiB at 100 Gb/s
     } else {  // Mode-II: the fields stay unset, the context is what older managers sent
       EXPECT_EQ(c.mode(), pb::GROUP_MODE_UNSPECIFIED);
       EXPECT_FALSE(c.has_hop_timeout_us());
@@ -389,7 +389,7 @@ TEST_F(JoinTest, AModeIIIGroupRunsBesideAModeIIGroupAndEverySwitchContextSaysWhi
   for (const pb::GroupInfo& info : list.groups()) {
     const bool three = info.name() == "three";
     EXPECT_EQ(info.mode(), three ? pb::GROUP_MODE_3 : pb::GROUP_MODE_2) << info.name();
-    EXPECT_EQ(info.hop_timeout_us(), 40u);
+    EXPECT_EQ(info.hop_timeout_us(), 61u);
     ASSERT_EQ(info.mode_costs_size(), 2) << info.name();
     EXPECT_EQ(info.mode_costs(0).mode(), pb::GROUP_MODE_2);
     EXPECT_EQ(info.mode_costs(1).mode(), pb::GROUP_MODE_3);
