@@ -19,6 +19,7 @@ dpdk::DatapathConfig datapath_options(const IncdConfig& c) {
   d.l2_table_size = c.sw.l2_table_size;
   d.l2_aging_ns = uint64_t{c.sw.l2_aging_s} * 1'000'000'000;
   d.drop_bad_icrc = c.sw.bad_icrc == BadIcrc::kDrop;
+  d.udp_source_ports = c.sw.udp_source_ports;
   for (const FaultConfig& f : c.faults) {
     dpdk::FaultOptions o;
     o.port = f.port;

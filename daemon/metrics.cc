@@ -184,6 +184,7 @@ std::vector<p::MetricFamily> DatapathCollector::Collect() const {
       s.tx_frames += x.tx_frames;
       s.tx_bytes += x.tx_bytes;
       s.tx_dropped += x.tx_dropped;
+      s.edge_binding_drops += x.edge_binding_drops;
       for (auto [a, b] : {std::pair{&s.rx_faults, &x.rx_faults}, {&s.tx_faults, &x.tx_faults}}) {
         a->dropped += b->dropped;
         a->duplicated += b->duplicated;
@@ -239,6 +240,10 @@ std::vector<p::MetricFamily> DatapathCollector::Collect() const {
               static_cast<double>(s.tx_dropped));
     fault_metrics(f, pl, "rx", s.rx_faults);
     fault_metrics(f, pl, "tx", s.tx_faults);
+    f.counter("incd_port_edge_binding_drops_total",
+              "Frames to a group endpoint that came in on this port but not from the edge's "
+              "member (port, MAC, IPv4 or UDP source port; reasons: incd_engine_drops_total)",
+              pl, static_cast<double>(s.edge_binding_drops));
   }
   if (const agent::AgentCounters* a = agent_.load()) {
     f.gauge("incd_agent_connected", "1 while the agent is registered with inc-manager", {},

@@ -85,6 +85,34 @@ bool is_host_port(const std::string& s) {
   return host.find(':') == std::string::npos;  // a bare IPv6 address needs brackets
 }
 
+// "any", or "FIRST-LAST" with 0 <= FIRST <= LAST <= 65535 (decimal); `why` says what is wrong.
+std::optional<engine::UdpPortRange> parse_udp_port_range(const std::string& s, std::string& why) {
+  if (s == "any") return engine::UdpPortRange{};
+  const size_t dash = s.find('-');
+  auto number = [](const std::string& t) -> std::optional<uint32_t> {
+    if (t.empty() || t.size() > 5 ||
+        !std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      return std::nullopt;
+    }
+    return static_cast<uint32_t>(std::stoul(t));
+  };
+  const auto first = dash == std::string::npos ? std::nullopt : number(s.substr(0, dash));
+  const auto last = dash == std::string::npos ? std::nullopt : number(s.substr(dash + 1));
+  if (!first || !last) {
+    why = "must be \"FIRST-LAST\" (decimal UDP ports, e.g. \"49152-65535\") or \"any\"";
+    return std::nullopt;
+  }
+  if (*first > 65535 || *last > 65535) {
+    why = "a UDP port is at most 65535";
+    return std::nullopt;
+  }
+  if (*first > *last) {
+    why = "FIRST " + std::to_string(*first) + " is above LAST " + std::to_string(*last);
+    return std::nullopt;
+  }
+  return engine::UdpPortRange{static_cast<uint16_t>(*first), static_cast<uint16_t>(*last)};
+}
+
 class Validator {
  public:
   explicit Validator(const Msg& m) : m_(m) {}
@@ -236,6 +264,14 @@ class Validator {
       if (out.l2_table_size == 0) fail("switch.l2_table_size", "must be >= 1");
     }
     out.bad_icrc = s.bad_icrc() == Msg::BAD_ICRC_DROP ? BadIcrc::kDrop : BadIcrc::kPass;
+    if (s.has_udp_source_ports()) {
+      std::string why;
+      if (const auto r = parse_udp_port_range(s.udp_source_ports(), why)) {
+        out.udp_source_ports = *r;
+      } else {
+        fail("switch.udp_source_ports", quote(s.udp_source_ports()) + ": " + why);
+      }
+    }
     return out;
   }
 

@@ -256,6 +256,7 @@ std::string Datapath::start(const DatapathConfig& config) {
     ws.burst = config_.burst;
     ws.l2_table_size = config_.l2_table_size;
     ws.l2_aging_ns = config_.l2_aging_ns;
+    ws.udp_source_ports = config_.udp_source_ports;
     ws.idle_sleep_us = config_.idle_sleep_us;
     ws.rx_faults.resize(config_.ports.size());
     ws.tx_faults.resize(config_.ports.size());

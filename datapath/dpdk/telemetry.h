@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "datapath/engine/counters.h"
+#include "datapath/engine/edge_binding.h"
 #include "datapath/engine/group.h"
 #include "datapath/engine/group_health.h"
 #include "datapath/switching/fault_stage.h"
@@ -20,6 +21,7 @@
 namespace epic::dpdk {
 
 inline constexpr size_t kMaxPorts = 32;
+static_assert(kMaxPorts <= engine::kMaxIngressPorts, "the engine counts binding drops per port");
 inline constexpr size_t kMaxGroupsPerWorker = 128;
 
 struct PortTelemetry {
@@ -27,6 +29,7 @@ struct PortTelemetry {
   uint64_t tx_frames = 0, tx_bytes = 0;
   uint64_t tx_dropped = 0;  // the port refused them after retries
   switching::FaultCounters rx_faults, tx_faults;
+  uint64_t edge_binding_drops = 0;  // frames to a group endpoint not from its member (engine)
 };
 
 struct GroupTelemetry {

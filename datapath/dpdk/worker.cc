@@ -24,6 +24,7 @@ Worker::Worker(WorkerSetup setup) : s_(std::move(setup)) {
   ns_per_tsc_ = 1e9 / static_cast<double>(rte_get_tsc_hz());
   tsc0_ = rte_get_tsc_cycles();
   engine_ = std::make_unique<e::Mode2Engine>();
+  engine_->set_udp_source_ports(s_.udp_source_ports);
   held_.reserve(e::Mode2Engine::kDefaultMaxGroups);
   pipeline_ = std::make_unique<sw::SwitchPipeline>(static_cast<uint16_t>(s_.index),
                                                    s_.l2_table_size, s_.l2_aging_ns);
@@ -225,6 +226,7 @@ void Worker::publish(uint64_t now) {
   for (size_t p = 0; p < s_.ports.size() && p < kMaxPorts; ++p) {
     t_.ports[p].rx_faults = rx_fault_[p]->counters();
     t_.ports[p].tx_faults = tx_fault_[p]->counters();
+    t_.ports[p].edge_binding_drops = engine_->binding_drops()[std::min(p, e::kMaxIngressPorts - 1)];
   }
   const auto& groups = engine_->groups();
   t_.ngroups = static_cast<uint32_t>(std::min(groups.size(), kMaxGroupsPerWorker));

@@ -40,6 +40,10 @@ enum class CounterKind : uint8_t { kTotal, kDisposition, kDrop, kEvent };
   /* drops, by reason */                                                                           \
   X(drop_parse, kDrop, "parse", "not a well-formed RoCEv2 frame (or bad ICRC)")                   \
   X(drop_no_route, kDrop, "no_route", "(IP, QP) is not a group endpoint here")                    \
+  X(drop_edge_port, kDrop, "edge_port", "edge binding: came in on another port than the edge's")  \
+  X(drop_edge_mac, kDrop, "edge_mac", "edge binding: source MAC is not the edge member's")        \
+  X(drop_edge_ipv4, kDrop, "edge_ipv4", "edge binding: source IPv4 is not the edge member's")     \
+  X(drop_edge_udp_port, kDrop, "edge_udp_port", "edge binding: UDP source port outside the range")\
   X(drop_data_before_control, kDrop, "data_before_control", "data before its control message")    \
   X(drop_unknown_psn, kDrop, "unknown_psn", "PSN in no known collective of that child")           \
   X(drop_bad_control, kDrop, "bad_control", "control message malformed or disagreeing")           \

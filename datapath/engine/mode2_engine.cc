@@ -130,7 +130,7 @@ void Mode2Engine::process(const RxFrame* frames, size_t n, TxBatch& out, uint64_
         lookup_.prefetch(v.ipv4_dst(), v.dest_qp());
       }
     }
-    for (size_t k = 0; k < m; ++k) dispatch(parsed[k], actions, loop);
+    for (size_t k = 0; k < m; ++k) dispatch(parsed[k], frames[first + k].port, actions, loop);
   }
   if (!acks_.items().empty()) mode3::flush_acks(actions, loop);
 }
@@ -157,7 +157,31 @@ std::optional<uint64_t> Mode2Engine::next_poll_ns() const {
   return next;
 }
 
-void Mode2Engine::dispatch(const w::ParseResult& r, Actions& actions, mode3::Loop& loop) {
+bool Mode2Engine::bound(const Route& route, const w::PacketView& v, uint16_t port) {
+  uint64_t* reason = nullptr;
+  switch (check_binding(*route.group->config, route.child, v, port, udp_source_ports_)) {
+    case Binding::kMatch:
+      return true;
+    case Binding::kWrongPort:
+      reason = &counters_.drop_edge_port;
+      break;
+    case Binding::kWrongMac:
+      reason = &counters_.drop_edge_mac;
+      break;
+    case Binding::kWrongIpv4:
+      reason = &counters_.drop_edge_ipv4;
+      break;
+    case Binding::kWrongUdpPort:
+      reason = &counters_.drop_edge_udp_port;
+      break;
+  }
+  ++*reason;
+  ++binding_drops_[port < kMaxIngressPorts ? port : kMaxIngressPorts - 1];
+  return false;
+}
+
+void Mode2Engine::dispatch(const w::ParseResult& r, uint16_t port, Actions& actions,
+                           mode3::Loop& loop) {
   ++counters_.rx_frames;
   if (!r.ok()) {
     ++counters_.drop_parse;
@@ -170,6 +194,7 @@ void Mode2Engine::dispatch(const w::ParseResult& r, Actions& actions, mode3::Loo
     ++counters_.drop_no_route;
     return;
   }
+  if (!bound(*route, v, port)) return;  // before any state changes
   ++route->group->stats.rx_frames;
   if (route->group->mode3 != nullptr) {
     mode3::handle(classify(v, *route), actions, loop);

@@ -1,7 +1,8 @@
 // Mode2Engine: one worker's IncEngine — the groups attached to it, the
 // LookupTable that routes their edges, and the burst loop: parse each frame
 // once, prefetch its route across the burst, read it into typed per-packet
-// metadata (packet_meta.h) and hand it to its group's mode: the Mode-II
+// metadata (packet_meta.h) — after checking that it comes from the member
+// installed on its edge (edge_binding.h) — and hand it to its group's mode: the Mode-II
 // composition of the IncEngine modules (mode2.h says which module runs when) or
 // the Mode-III one (mode3.h), which also needs the worker's clock and timer
 // wheel: process() takes the time, poll() runs the timers. All six
@@ -11,6 +12,7 @@
 // (tests/harness). Threading: one worker owns an engine and its groups.
 #pragma once
 
+#include <array>
 #include <memory>
 #include <optional>
 #include <string_view>
@@ -18,6 +20,7 @@
 
 #include "datapath/engine/actions.h"
 #include "datapath/engine/counters.h"
+#include "datapath/engine/edge_binding.h"
 #include "datapath/engine/group.h"
 #include "datapath/engine/group_instance.h"
 #include "datapath/engine/lookup_table.h"
@@ -81,8 +84,18 @@ class Mode2Engine {
 
   const EngineCounters& counters() const { return counters_; }
 
+  // EdgeBinding (edge_binding.h): the UDP source ports a member's frames may carry (default:
+  // any). Set before the first process(), or at a quiescent point of the owning worker.
+  void set_udp_source_ports(UdpPortRange r) { udp_source_ports_ = r; }
+  const UdpPortRange& udp_source_ports() const { return udp_source_ports_; }
+  // Frames dropped because they did not match their edge's binding (drop_edge_* summed), by
+  // ingress port id (ids >= kMaxIngressPorts on the last).
+  const std::array<uint64_t, kMaxIngressPorts>& binding_drops() const { return binding_drops_; }
+
  private:
-  void dispatch(const wire::ParseResult& r, Actions& actions, mode3::Loop& loop);
+  void dispatch(const wire::ParseResult& r, uint16_t port, Actions& actions, mode3::Loop& loop);
+  // The frame's binding to the edge it was routed to; counts a mismatch. True on a match.
+  bool bound(const Route& route, const wire::PacketView& v, uint16_t port);
 
   LookupTable lookup_;
   TimerWheel wheel_;
@@ -92,6 +105,8 @@ class Mode2Engine {
   std::vector<GroupState*> groups_;                    // capacity max_groups_
   std::vector<std::unique_ptr<GroupInstance>> owned_;  // made by install_group
   EngineCounters counters_;
+  UdpPortRange udp_source_ports_;
+  std::array<uint64_t, kMaxIngressPorts> binding_drops_{};
 };
 
 // Data packets of a collective for a group of `ranks` ranks at a path MTU.

@@ -30,6 +30,8 @@ std::string_view to_string(DropReason r) {
       return "link_local";
     case DropReason::kToSwitch:
       return "to_switch";
+    case DropReason::kSpoofedSwitch:
+      return "spoofed_switch";
   }
   return "unknown";
 }
@@ -76,6 +78,12 @@ Decision SwitchPipeline::classify(const uint8_t* frame, uint32_t len, uint16_t i
   if ((type == w::eth::kTypeIpv4 && len < l3 + w::ipv4::kHeaderLen) ||
       (type == w::eth::kTypeIpv6 && len < l3 + w::ipv6::kHeaderLen))
     return drop(DropReason::kRunt);
+  // Nobody but this switch sends from its INC addresses: such a frame is forged (a result or
+  // ACK "from the switch" toward a rank), and learning its MAC would pull our own traffic away.
+  if (is_inc_mac(frame + w::eth::kSrc) ||
+      (type == w::eth::kTypeIpv4 && is_inc_address(w::load_be32(frame + l3 + w::ipv4::kSrc)))) {
+    return drop(DropReason::kSpoofedSwitch);
+  }
   l2_.learn(mac_at(frame + w::eth::kSrc), in_port, now_ns);
 
   if (type == w::eth::kTypeArp) {

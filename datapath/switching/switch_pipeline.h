@@ -53,8 +53,10 @@ enum class DropReason : uint8_t {
   kNoPort,           // learned port no longer exists
   kLinkLocal,        // 01:80:C2:00:00:0X (STP, PAUSE, LACP, LLDP...): 802.1D bridges never forward
   kToSwitch,         // to an INC MAC, but not ARP, RoCEv2 or an echo request (no IP stack here)
+  kSpoofedSwitch,    // from one of the switch's own INC MACs or IPv4 addresses: only it sends
+                     // from them (a forged result or ACK "from the switch"; docs/security.md)
 };
-inline constexpr size_t kDropReasonCount = 8;
+inline constexpr size_t kDropReasonCount = 9;
 std::string_view to_string(DropReason r);
 
 struct Decision {

@@ -26,6 +26,8 @@
 //   - engines: rx_accounted() == rx_frames == frames given; tx_frames == frames
 //     emitted; every emitted frame parses with full checks (IPv4 checksum,
 //     ICRC), leaves on a port of the group and comes from an INC address;
+//     the edge-binding drops by port add up to the drops by reason, and a UDP
+//     source port is refused only under the narrow range (header flag 64);
 //   - every ARP reply is a 60-byte reply from an INC address on the request's port.
 //
 // Input: 8 header bytes (see Header), then records, each starting with a byte
@@ -117,7 +119,8 @@ struct Header {
   uint32_t small_mtu_port3;  // max_frame of port 3
   uint32_t initial_psn;
   uint32_t window;
-  bool mode3;  // both groups in Mode-III (hops ACK, NAK and retransmit; timers run at poll)
+  bool mode3;       // both groups in Mode-III (hops ACK, NAK and retransmit; timers run at poll)
+  bool narrow_udp;  // engines take UDP source ports 0xC000..0xC003 only (edge binding)
   uint8_t fault_profile[kWorkers][kPorts];
   uint64_t seed;
 };
@@ -131,6 +134,7 @@ Header read_header(Input& in) {
   h.hold_capacity = (flags & 8) ? 8 : 1024;
   h.small_mtu_port3 = (flags & 16) ? 300 : 1518;
   h.mode3 = (flags & 32) != 0;
+  h.narrow_udp = (flags & 64) != 0;
   h.initial_psn = (0xFFFFC0u + in.byte()) & vocab::kPsnMask;  // near the wrap
   const uint8_t faults = in.byte();
   for (size_t wk = 0; wk < kWorkers; ++wk) {
@@ -319,6 +323,9 @@ void build(Switch& s) {
                                             IntOps{&s.store}, s.h.hold_capacity);
     }
   }
+  if (s.h.narrow_udp) {
+    for (Worker& wr : s.workers) wr.engine.set_udp_source_ports({0xC000, 0xC003});
+  }
   for (size_t gi = 0; gi < 2; ++gi) {
     s.slots.push_back(std::make_unique<e::SlotRegion>(s.h.window, kPmtu));
     s.workers[owner[gi]].engine.install_group(s.groups[gi], s.slots.back().get());
@@ -387,6 +394,21 @@ void check_icmp_reply(const uint8_t* f, size_t len) {
   require(w::internet_checksum(f + l3 + w::ipv4::kHeaderLen, ip_len - w::ipv4::kHeaderLen) == 0);
 }
 
+// Whether the frame's source MAC, or its IPv4 source (behind at most one VLAN tag), is one of
+// the switch's INC addresses: the only frames the pipeline may drop as spoofed_switch.
+bool from_inc_address(const uint8_t* f, size_t len) {
+  if (len < w::eth::kHeaderLen) return false;
+  if (is_inc_mac(f + w::eth::kSrc)) return true;
+  size_t l3 = w::eth::kHeaderLen;
+  uint16_t type = w::load_be16(f + w::eth::kType);
+  if (type == w::eth::kTypeVlan && len >= l3 + w::eth::kVlanTagLen) {
+    type = w::load_be16(f + w::eth::kType + w::eth::kVlanTagLen);
+    l3 += w::eth::kVlanTagLen;
+  }
+  return type == w::eth::kTypeIpv4 && len >= l3 + w::ipv4::kHeaderLen &&
+         is_inc(w::load_be32(f + l3 + w::ipv4::kSrc));
+}
+
 // ---- the worker loop ----
 
 void dispatch(Switch& s, Worker& wr, int h, uint16_t port) {
@@ -401,7 +423,12 @@ void dispatch(Switch& s, Worker& wr, int h, uint16_t port) {
   const bool accepted_port = port < kConfigPorts && f.len <= s.config.max_frame[port] &&
                              f.len >= w::eth::kHeaderLen && !(data[w::eth::kSrc] & 1);
   const auto strict = w::parse(data, f.len);
-  if (strict.ok() && accepted_port && strict.view.ip_version == w::IpVersion::kV4 &&
+  // Only the switch sends from its INC addresses: anything else from them is spoofed, dropped.
+  const bool spoofed = from_inc_address(data, f.len);
+  if (d.verdict == sw::Verdict::kDrop && d.drop == sw::DropReason::kSpoofedSwitch) {
+    require(from_inc_address(data, f.len));
+  }
+  if (strict.ok() && accepted_port && !spoofed && strict.view.ip_version == w::IpVersion::kV4 &&
       is_inc(strict.view.ipv4_dst())) {
     require(d.verdict == sw::Verdict::kEngine || d.verdict == sw::Verdict::kHandoff);
   }
@@ -762,6 +789,11 @@ void check_totals(const Switch& s) {
     require(ec.rx_frames == wr.engine_given);
     require(ec.rx_accounted() == ec.rx_frames);
     require(ec.tx_frames == wr.engine_emitted);
+    uint64_t bound_drops = 0;
+    for (uint64_t n : wr.engine.binding_drops()) bound_drops += n;
+    require(bound_drops ==
+            ec.drop_edge_port + ec.drop_edge_mac + ec.drop_edge_ipv4 + ec.drop_edge_udp_port);
+    require(s.h.narrow_udp || ec.drop_edge_udp_port == 0);
     for (size_t p = 0; p < kPorts; ++p) {
       const sw::FaultCounters& fc = wr.stage[p]->counters();
       require(fc.passed + fc.dropped == wr.stage_in[p]);

@@ -219,6 +219,23 @@ for k in range(8):
     s.loop()
     seeds.append(s)
 
+# Edge binding (issue 16): every template to its edge from the wrong port (a third host that
+# knows the switch QPNs), then a whole collective with the narrow UDP source range (header flag
+# 0x40: templates with UDP source ports 0xC004.. are refused).
+s = Seed()
+for ep in range(8):
+    s.frame(ep, CONTROL, 0, ALLREDUCE_1, port=(PORT[ep] + 1) % 4)
+    s.frame(ep, ACK, 0, 0, port=(PORT[ep] + 2) % 4)
+s.loop()
+group1_collective(s, ALLREDUCE_1)
+seeds.append(s)
+for flags in (0x40, 0x60):
+    s = Seed(flags=flags, window=1, psn=0x38)
+    group1_collective(s, ALLREDUCE_2)
+    group2_allreduce(s)
+    s.loop(0x81)
+    seeds.append(s)
+
 # A raw frame, and unsupported opcodes to every edge.
 s = Seed()
 s.raw(0, bytes(range(64)))

@@ -40,7 +40,8 @@ std::string dump(const IncdConfig& c) {
     s << "inc " << vocab::format_ipv4(a.ipv4) << " " << mac_text(a.mac) << "\n";
   }
   s << "switch " << c.sw.l2_aging_s << " " << c.sw.l2_table_size << " "
-    << static_cast<int>(c.sw.bad_icrc) << "\n";
+    << static_cast<int>(c.sw.bad_icrc) << " udp " << c.sw.udp_source_ports.first << "-"
+    << c.sw.udp_source_ports.last << "\n";
   for (const auto& f : c.faults) {
     s << "fault " << f.port << " " << static_cast<int>(f.direction) << " " << f.drop << " "
       << f.duplicate << " " << f.reorder << " " << f.delay_us << " " << f.seed << "\n";
@@ -238,7 +239,7 @@ TEST(IncdConfig, AbsentFieldsTakeTheDocumentedDefaults) {
             "eal 0-1 0 256 [] warning\n"
             "workers 1 burst 32\n"
             "port p0 net_null0 1500 1024 1024\n"
-            "switch 300 4096 0\n"
+            "switch 300 4096 0 udp 0-65535\n"
             "metrics [127.0.0.1:9464] 2000\n"
             "log info []\n");
 }
@@ -250,7 +251,7 @@ eal: { lcores: "0-3", hugepages: true, memory_mb: 1024, file_prefix: lab1, log_l
 workers: 3
 burst: 64
 ports: [{name: p0, device: "0000:3b:00.0", mtu: 9000, rx_descriptors: 4096, tx_descriptors: 512}]
-switch: { l2_aging_s: 0, l2_table_size: 65536, bad_icrc: drop }
+switch: { l2_aging_s: 0, l2_table_size: 65536, bad_icrc: drop, udp_source_ports: "49152-65535" }
 faults: [{port: p0, direction: tx, drop: 0.5, duplicate: 0.25, reorder: 1, delay_us: 100,
           seed: 0xffffffffffffffff}]
 metrics: { listen: "", stall_after_ms: 50 }
@@ -262,7 +263,7 @@ log: { level: critical, file: /var/log/incd.log }
             "eal 0-3 1 1024 [lab1] debug arg=--vdev=net_null9 arg=-n arg=4\n"
             "workers 3 burst 64\n"
             "port p0 0000:3b:00.0 9000 4096 512\n"
-            "switch 0 65536 1\n"
+            "switch 0 65536 1 udp 49152-65535\n"
             "fault 0 1 0.5 0.25 1 100 18446744073709551615\n"
             "metrics [] 50\n"
             "log critical [/var/log/incd.log]\n");
@@ -618,6 +619,18 @@ constexpr BadCase kBadCases[] = {
      "\"maybe\" is not one of pass|drop"},
     {"ZeroL2TableSize", "  inc_addresses:", "  l2_table_size: 0\n  inc_addresses:",
      "switch.l2_table_size", "must be >= 1"},
+    {"UdpSourcePortsNotARange", "  inc_addresses:",
+     "  udp_source_ports: \"49152\"\n  inc_addresses:", "switch.udp_source_ports",
+     "\"49152\": must be \"FIRST-LAST\" (decimal UDP ports, e.g. \"49152-65535\") or \"any\""},
+    {"UdpSourcePortAbove65535", "  inc_addresses:",
+     "  udp_source_ports: \"49152-65536\"\n  inc_addresses:", "switch.udp_source_ports",
+     "\"49152-65536\": a UDP port is at most 65535"},
+    {"UdpSourcePortsReversed", "  inc_addresses:",
+     "  udp_source_ports: \"65535-49152\"\n  inc_addresses:", "switch.udp_source_ports",
+     "\"65535-49152\": FIRST 65535 is above LAST 49152"},
+    {"UdpSourcePortsNegative", "  inc_addresses:",
+     "  udp_source_ports: \"-1-100\"\n  inc_addresses:", "switch.udp_source_ports",
+     "must be \"FIRST-LAST\""},
     // faults
     {"FaultUnknownPort", "{ port: p0, drop", "{ port: p9, drop", "faults[0].port",
      "no port named \"p9\" (ports: p0, p1)"},

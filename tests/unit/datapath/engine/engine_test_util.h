@@ -43,6 +43,12 @@ inline std::vector<uint8_t> frame(uint32_t dest_qp, uint8_t opcode, uint32_t psn
   return b.build();
 }
 
+// The port a frame of this file's ranks comes in on: rank r (source MAC 02:aa:00:00:00:r) is
+// on port r, as two_rank_group installs it (the engine checks the edge binding).
+inline uint16_t ingress_port(const std::vector<uint8_t>& f) {
+  return f.size() > 11 ? f[11] : 0;  // the last byte of the source MAC
+}
+
 // The control message announcing `d`.
 inline std::vector<uint8_t> control(const CollectiveDescriptor& d) {
   std::vector<uint8_t> p(kControlPayloadBytes);

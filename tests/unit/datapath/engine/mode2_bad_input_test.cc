@@ -33,7 +33,7 @@ TEST(Mode2BadInput, EachReasonCountedAndOtherGroupsUntouched) {
                                vocab::ReduceOp::kSum, 0, 64};
   TxBatch tx;
   auto feed = [&](const std::vector<uint8_t>& f) {
-    const RxFrame rx{f.data(), static_cast<uint16_t>(f.size()), 0};
+    const RxFrame rx{f.data(), static_cast<uint16_t>(f.size()), testing::ingress_port(f)};
     engine.process(&rx, 1, tx);
   };
   feed(frame(0x2000, w::op::kSendOnlyImm, 100, control(d), kControlImm));
@@ -64,7 +64,7 @@ TEST(Mode2BadInput, EachReasonCountedAndOtherGroupsUntouched) {
   feed(frame(
       0x1001, w::op::kSendOnlyImm, 100,
       control({CollectiveType::kAllReduce, vocab::DType::kFp32, vocab::ReduceOp::kSum, 0, 64}),
-      kControlImm));  // disagreeing control
+      kControlImm, 1));  // disagreeing control (from rank 1, on its edge)
   const EngineCounters& c = engine.counters();
   EXPECT_EQ(c.drop_parse - before.drop_parse, 1u);
   EXPECT_EQ(c.drop_no_route - before.drop_no_route, 1u);
@@ -110,7 +110,7 @@ TEST(Mode2BadInput, AFrontierBeyondEveryAnnouncedPsnIsDropped) {
                                vocab::ReduceOp::kSum, 0, 128};
   for (const auto& f : {frame(0x1000, w::op::kSendOnlyImm, 100, control(d), kControlImm),
                         frame(0x1000, w::op::kSendFirst, 101, std::vector<uint8_t>(256, 1))}) {
-    const RxFrame rx{f.data(), static_cast<uint16_t>(f.size()), 0};
+    const RxFrame rx{f.data(), static_cast<uint16_t>(f.size()), testing::ingress_port(f)};
     tx.clear();
     engine.process(&rx, 1, tx);
   }

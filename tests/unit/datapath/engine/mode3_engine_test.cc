@@ -66,7 +66,9 @@ struct Switch {
   }
   std::vector<Out> feed(const std::vector<std::vector<uint8_t>>& frames) {
     std::vector<RxFrame> rx;
-    for (const auto& f : frames) rx.push_back({f.data(), static_cast<uint16_t>(f.size()), 0});
+    for (const auto& f : frames) {
+      rx.push_back({f.data(), static_cast<uint16_t>(f.size()), testing::ingress_port(f)});
+    }
     tx.clear();
     engine.process(rx.data(), rx.size(), tx, now);
     return sent();
@@ -206,7 +208,9 @@ TEST(Mode3Engine, AFullPipeAnswersRnrNakWithoutTakingThePacket) {
   TxBatch tx;
   std::vector<std::vector<uint8_t>> frames = {ctrl(0), data(0, 101), data(0, 102)};
   std::vector<RxFrame> rx;
-  for (const auto& f : frames) rx.push_back({f.data(), static_cast<uint16_t>(f.size()), 0});
+  for (const auto& f : frames) {
+    rx.push_back({f.data(), static_cast<uint16_t>(f.size()), testing::ingress_port(f)});
+  }
   engine.process(rx.data(), rx.size(), tx, 0);
   ASSERT_EQ(tx.size(), 2u);
   const w::ParseResult rnr = w::parse(tx.data(0), tx.frame(0).length);

@@ -423,6 +423,19 @@ const Case kCases[] = {
      forward(1),
      {{"forwarded", 1}, {"non_ip", 1}}},
 
+    // ---- frames "from the switch" that it did not send (issue 16) ----
+    // A result or ACK toward a rank forged with the switch's INC address: dropped, not learned.
+    {"RoceFromAnIncAddressIsDroppedAsSpoofed",
+     roce(kB.mac, Host{kA.mac, kInc1.ipv4}, kB.ipv4, 0x11),
+     0,
+     dropped(DropReason::kSpoofedSwitch),
+     {{"drop.spoofed_switch", 1}}},
+    {"AnyFrameFromAnIncMacIsDroppedAsSpoofed",
+     ether(kB.mac, kInc2.mac, 0x88B5, Bytes(46, 0x01)),
+     0,
+     dropped(DropReason::kSpoofedSwitch),
+     {{"drop.spoofed_switch", 1}}},
+
     // ---- RoCEv2 to an INC address ----
     {"RoceToOurGroupGoesToTheEngine",
      roce(kInc1.mac, kA, kInc1.ipv4, kOurQp),
@@ -628,7 +641,7 @@ TEST(SwitchPipeline, EmptyConfigurationDropsEveryFrameAsNoPort) {
 TEST(SwitchPipeline, DropReasonsHaveStableNames) {
   const std::vector<std::string> names = {"runt",       "oversize",         "bad_icrc",
                                           "hairpin",    "source_multicast", "no_port",
-                                          "link_local", "to_switch"};
+                                          "link_local", "to_switch",        "spoofed_switch"};
   ASSERT_EQ(names.size(), kDropReasonCount);
   for (size_t r = 0; r < kDropReasonCount; ++r) {
     EXPECT_EQ(to_string(static_cast<DropReason>(r)), names[r]);
