@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "manager/core/group_validate.h"
+#include "proto/vocab/psn.h"
 
 namespace epic::manager {
 
@@ -205,9 +206,11 @@ void IncManager::bind_endpoints(Group& g) {
   for (TreeNode& n : g.tree.nodes) {
     const SwitchSpec& sw = *topology_.find_switch(n.switch_id);
     for (TreeChild& c : n.children) {
-      c.local = Endpoint{sw.inc_ipv4, sw.inc_mac, qpns_.allocate(sw.id)};
+      c.local = Endpoint{sw.inc_ipv4, sw.inc_mac, qpns_.allocate(sw.id, policy_.random)};
     }
-    if (n.parent) n.parent->local = Endpoint{sw.inc_ipv4, sw.inc_mac, qpns_.allocate(sw.id)};
+    if (n.parent) {
+      n.parent->local = Endpoint{sw.inc_ipv4, sw.inc_mac, qpns_.allocate(sw.id, policy_.random)};
+    }
   }
   for (TreeNode& n : g.tree.nodes) {
     if (!n.parent) continue;
@@ -229,7 +232,8 @@ void IncManager::apply(Group& g, Admission& a, Millis now, Effects& fx) {
   bind_endpoints(g);
   g.grants = std::move(a.grants);
   ledger_.commit(g.request.tenant, g.grants);
-  g.initial_psn = initial_psn_for(g.id);
+  g.initial_psn = policy_.random ? static_cast<uint32_t>(policy_.random() & vocab::kPsnMask)
+                                 : initial_psn_for(g.id);
   g.state = GroupState::kInstalling;
   g.pending_op = PendingOp::kInstall;
   g.pending.clear();

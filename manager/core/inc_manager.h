@@ -32,6 +32,7 @@
 #include "manager/core/group.h"
 #include "manager/core/memory_ledger.h"
 #include "manager/core/qpn_pool.h"
+#include "manager/core/random_bits.h"
 #include "manager/core/tenant.h"
 #include "manager/core/topology.h"
 #include "manager/core/tree_builder.h"
@@ -65,6 +66,8 @@ struct Policy {
   LinkSpeeds link_speeds{};
   // The mode of a group whose ranks do not ask for one (the fabric file's defaults.mode).
   vocab::GroupMode default_mode = vocab::GroupMode::kMode2;
+  // Switch QPNs and initial PSNs drawn from this (random_bits.h); unset: deterministic.
+  RandomBits random{};
 };
 
 struct JoinResult {

@@ -10,8 +10,15 @@ uint32_t QpnPool::free_count(const SwitchId& id) const {
   return kQpnLimit - kFirstVirtualQpn - used;
 }
 
-uint32_t QpnPool::allocate(const SwitchId& id) {
+uint32_t QpnPool::allocate(const SwitchId& id, const RandomBits& random) {
   auto& used = used_[id];
+  if (random) {
+    for (int k = 0; k < kRandomTries; ++k) {
+      const uint32_t qpn =
+          kFirstVirtualQpn + static_cast<uint32_t>(random() % (kQpnLimit - kFirstVirtualQpn));
+      if (used.insert(qpn).second) return qpn;
+    }
+  }
   uint32_t qpn = kFirstVirtualQpn;
   for (uint32_t u : used) {  // ascending: the first gap is the lowest free QPN
     if (u != qpn) break;

@@ -11,6 +11,7 @@
 #include "manager/core/store.h"
 #include "manager/service/convert_in.h"
 #include "manager/service/convert_out.h"
+#include "manager/service/csprng.h"
 
 namespace epic::manager::service {
 
@@ -21,9 +22,11 @@ grpc::Status to_grpc(const Error& e) {
 grpc::Status to_grpc(const Status& s) { return s.ok() ? grpc::Status::OK : to_grpc(s.error()); }
 
 namespace {
-// The policy with the declared link speeds and default mode (the fabric file's) added to it.
+// The policy with the declared link speeds and default mode (the fabric file's) added to it,
+// and the kernel's CSPRNG for QPNs and initial PSNs unless the caller set a source.
 ServiceOptions with_declared_speeds(ServiceOptions o) {
   if (o.declared.default_mode) o.policy.default_mode = *o.declared.default_mode;
+  if (!o.policy.random) o.policy.random = csprng_bits;
   o.policy.link_speeds.links.insert(o.declared.speeds.links.begin(), o.declared.speeds.links.end());
   o.policy.link_speeds.ranks.insert(o.declared.speeds.ranks.begin(), o.declared.speeds.ranks.end());
   return o;

@@ -3,10 +3,11 @@
 // endpoints. Nothing is installed or granted for it and the core does not hold it, so
 // ListGroups and GetMemory do not list it (docs/manager.md, "Host fallback").
 #include <algorithm>
-#include <random>
 
 #include "manager/core/group.h"
 #include "manager/service/controller.h"
+#include "manager/service/csprng.h"
+#include "proto/vocab/psn.h"
 
 namespace epic::manager::service {
 
@@ -23,7 +24,7 @@ bool Controller::answer_host_fallback(std::vector<Waiter>& waiters, const Error&
   for (const Waiter& w : waiters) pmtu = std::min(pmtu, w.pmtu);
   base.set_pmtu(pmtu);
   // Not a core group id (none is allocated); any PSN works as long as every rank gets the same.
-  base.set_initial_psn(initial_psn_for(static_cast<uint32_t>(std::random_device{}())));
+  base.set_initial_psn(static_cast<uint32_t>(csprng_bits() & vocab::kPsnMask));
   uint32_t ranks = 0;  // a rank that called again (a retry) waits twice
   for (const Waiter& w : waiters) ranks = std::max(ranks, w.rank + 1);
   std::vector<const Waiter*> by_rank(ranks, nullptr);
