@@ -293,6 +293,7 @@ Result<JoinResult> IncManager::join(GroupRequest request, Millis now) {
   if (a.verdict != PlanVerdict::kFits && !may_queue) return a.error;
 
   JoinResult out;
+  while (foreign_.count(next_group_id_)) ++next_group_id_;  // an agent serves that id
   g.id = next_group_id_++;
   out.group_id = g.id;
   Group& stored = groups_.emplace(g.id, std::move(g)).first->second;

@@ -129,6 +129,22 @@ class IncManager {
   // Links used by installing and installed groups (Edge-Disjoint Trees).
   LinkUsage link_usage() const;
 
+  // --- Foreign groups (issue 16: no wipe after a lost state; inc_manager_foreign.cc). ---
+  // A group an agent serves that this manager has no record of and cannot know to be gone
+  // (it started without its state, or never issued the id): kept on the switch, never
+  // re-issued. Its id is skipped by later joins and its QPNs on `sw` are held, so nothing new
+  // collides with it; its switch memory is not in the ledger (the agent refuses what does not
+  // fit). An operator's destroy removes it.
+  void keep_foreign(uint32_t group_id, const SwitchId& sw, const std::vector<uint32_t>& qpns);
+  bool is_foreign(uint32_t group_id) const { return foreign_.count(group_id) > 0; }
+  // Per foreign group: the switches that serve it, with the QPNs held there.
+  const std::map<uint32_t, std::map<SwitchId, std::vector<uint32_t>>>& foreign() const {
+    return foreign_;
+  }
+  // Forgets a foreign group: its QPNs are freed and every switch that served it gets a
+  // REMOVE_CONTEXT. NOT_FOUND when it is not foreign.
+  Result<Effects> forget_foreign(uint32_t group_id);
+
   // --- Restore (store.h). Re-inserts persisted state through the same checks. ---
   // An installing, installed, reclaimed or broken group, with its tree, QPNs and grants.
   Status restore_group(Group group);
@@ -174,6 +190,7 @@ class IncManager {
   QpnPool qpns_;
   std::deque<uint32_t> queue_;  // kQueued groups, FIFO
   uint32_t next_group_id_ = 1;
+  std::map<uint32_t, std::map<SwitchId, std::vector<uint32_t>>> foreign_{};  // not persisted
 };
 
 }  // namespace epic::manager

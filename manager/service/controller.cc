@@ -57,6 +57,7 @@ Status Controller::start(Millis now) {
     auto loaded = load_store(store_path(), options_.policy, now);
     if (loaded.ok()) {
       core_ = std::move(loaded.value().manager);
+      store_loaded_ = true;
       // Rolled-back operations need no sending: every agent is re-synchronised when it
       // registers, and none is connected yet.
       log_->info("store {}: {} switch(es), {} group(s) recovered", store_path(),
@@ -248,6 +249,15 @@ grpc::Status Controller::destroy(const pb::DestroyGroupRequest& request,
   if (Status s = check_running(); !s.ok()) return to_grpc(s);
   const Group* g = request.group_id() != 0 ? core_.find_group(request.group_id())
                                            : core_.find_group(request.tenant(), request.group());
+  if (!g && request.group_id() != 0 && core_.is_foreign(request.group_id())) {
+    // A group an agent serves that we have no record of (Controller::keep_foreign_groups).
+    auto fx = core_.forget_foreign(request.group_id());
+    if (!fx.ok()) return to_grpc(fx.error());
+    log_->info("foreign group {} removed by an operator", request.group_id());
+    for (const SwitchAction& a : fx.value().actions) send_action(a, true);
+    out.set_group_id(request.group_id());
+    return grpc::Status::OK;
+  }
   if (!g) {
     return {grpc::StatusCode::NOT_FOUND,
             request.group_id() != 0

@@ -119,6 +119,7 @@ class Controller {
 
   void on_register(const ChannelPtr& channel, const pb::Register& reg, Millis now);
   void resync(const SwitchId& id, const pb::Register& reg);
+  void keep_foreign_groups(const SwitchId& id, const pb::Register& reg, pb::Resync& keep);
   void on_heartbeat(const SwitchId& id, const pb::Heartbeat& beat, Millis now);
   void on_answer(const SwitchId& id, uint64_t action_id, const std::string* failure, Millis now);
   void apply_declared();
@@ -134,6 +135,7 @@ class Controller {
   Rendezvous rendezvous_;
   bool stopping_ = false;
   bool dirty_ = false;
+  bool store_loaded_ = false;  // start() recovered a store: we know which ids we issued
 
   std::set<ChannelPtr> unregistered_{};  // streams that have not sent Register yet
   std::map<SwitchId, Session> sessions_{};

@@ -166,8 +166,34 @@ void Controller::resync(const SwitchId& id, const pb::Register& reg) {
       actions.emplace_back(action(ActionKind::kInstallContext, ctx->memory_bytes), true);
     }
   }
+  keep_foreign_groups(id, reg, *keep.mutable_resync());
   sessions_.at(id).channel->send(keep);
   for (auto& [a, repair] : actions) send_action(a, repair);
+}
+
+// Groups the agent serves that we have no record of. Removed only when we know they are gone:
+// our store was loaded and issued the id (below next_group_id) and nobody kept it as foreign.
+// Anything else — a manager started without its state, an id we never issued — is kept and
+// held as foreign (IncManager::keep_foreign), so a lost state never wipes running jobs.
+void Controller::keep_foreign_groups(const SwitchId& id, const pb::Register& reg,
+                                     pb::Resync& keep) {
+  for (const pb::InstalledGroup& g : reg.installed()) {
+    const uint32_t gid = g.group_id();
+    if (gid == 0 || core_.find_group(gid)) continue;
+    const bool known_gone = store_loaded_ && gid < core_.next_group_id() && !core_.is_foreign(gid);
+    if (known_gone) continue;
+    std::vector<uint32_t> qpns;
+    for (const auto& c : g.context().children()) qpns.push_back(c.local().qpn());
+    if (g.context().has_parent()) qpns.push_back(g.context().parent().local().qpn());
+    if (!core_.is_foreign(gid) || !core_.foreign().at(gid).count(id)) {
+      log_->warn(
+          "switch {} serves group {}, which this manager has no record of ({}): kept, "
+          "not removed; `incctl destroy {}` removes it",
+          id, gid, store_loaded_ ? "an id it never issued" : "it started without its state", gid);
+    }
+    core_.keep_foreign(gid, id, qpns);
+    keep.add_keep_group_ids(gid);
+  }
 }
 
 void Controller::send_action(const SwitchAction& a, bool repair) {

@@ -1,6 +1,7 @@
 // inc-manager's state survives a restart (the store under --state-dir), and a switch whose
 // agent goes away keeps its groups; a re-registering agent is re-synchronised.
 #include <fstream>
+#include <set>
 
 #include "tests/unit/manager/service/harness.h"
 
@@ -33,19 +34,106 @@ TEST(RestartTest, RestartedManagerRecoversGroupsAndResyncsTheAgent) {
   EXPECT_EQ(g.groups(0).state(), "installed");
   EXPECT_EQ(g.groups(0).grants(0).bytes(), slots(32));
 
-  // The agent serves the group and a stale one (99): keep the first, remove the second, and
-  // re-send nothing for a context that matches.
+  // The agent serves the group: keep it, and re-send nothing for a context that matches.
   FakeAgent agent(m.channel());
   pb::Register reg = FakeAgent::leaf0(256);
   auto* kept = reg.add_installed();
   kept->set_group_id(installed.group_id());
   *kept->mutable_context() = installed.context();
   kept->set_slots_attached(true);
-  auto* stale = reg.add_installed();
-  stale->set_group_id(99);
-  stale->mutable_context()->set_id(99);
   EXPECT_EQ(agent.register_switch(reg), std::vector<uint32_t>{installed.group_id()});
   EXPECT_FALSE(agent.next(300ms)) << "a matching context is not re-installed";
+}
+
+pb::InstalledGroup served(const pb::Action& install) {
+  pb::InstalledGroup g;
+  g.set_group_id(install.group_id());
+  *g.mutable_context() = install.context();
+  g.set_slots_attached(true);
+  g.set_memory_bytes(install.memory_bytes());
+  return g;
+}
+
+// Issue 16: a manager that recovered its store removes only what it knows to be gone — a group
+// it issued and destroyed while the agent was away; a group id it never issued is kept.
+TEST(RestartTest, ARecoveredManagerRemovesOnlyTheGroupsItKnowsAreGone) {
+  TempDir dir;
+  TestManager m(dir);
+  m.start(test_options(dir.path()));
+  pb::Action gone, live;
+  {
+    FakeAgent agent(m.channel());
+    agent.register_switch(FakeAgent::leaf0(256));
+    gone = install_group(m, agent, "gone");
+    pb::DestroyGroupRequest d;
+    d.set_group_id(gone.group_id());
+    pb::DestroyGroupResponse out;
+    auto ctx = deadline();
+    ASSERT_TRUE(m.stub()->DestroyGroup(ctx.get(), d, &out).ok());
+    auto remove = agent.next();
+    ASSERT_TRUE(remove && remove->has_action());
+    EXPECT_EQ(remove->action().kind(), pb::ACTION_KIND_REMOVE_CONTEXT);
+    agent.ack(remove->action().action_id());
+    live = install_group(m, agent, "live");
+  }
+  m.stop();
+  m.start(test_options(dir.path()));
+  FakeAgent agent(m.channel());
+  pb::Register reg = FakeAgent::leaf0(256);
+  *reg.add_installed() = served(gone);  // its removal was lost with the agent: still served
+  *reg.add_installed() = served(live);
+  pb::InstalledGroup other;  // from another manager's store
+  other.set_group_id(99);
+  other.mutable_context()->set_id(99);
+  *reg.add_installed() = other;
+  EXPECT_EQ(agent.register_switch(reg), (std::vector<uint32_t>{live.group_id(), 99}));
+}
+
+// Issue 16: a manager restarted without its state never wipes running groups. It keeps what
+// the agents serve as foreign groups, issues no id or QPN that collides with them, and removes
+// one only when an operator destroys it.
+TEST(RestartTest, AStatelessRestartKeepsEveryRunningGroup) {
+  TempDir dir;
+  TestManager m(dir);
+  m.start(test_options());  // no --state-dir
+  pb::Action running;
+  {
+    FakeAgent agent(m.channel());
+    agent.register_switch(FakeAgent::leaf0(256));
+    running = install_group(m, agent, "job");
+  }
+  m.stop();
+  m.start(test_options());  // everything it knew is gone
+  FakeAgent agent(m.channel());
+  pb::Register reg = FakeAgent::leaf0(256);
+  *reg.add_installed() = served(running);
+  EXPECT_EQ(agent.register_switch(reg), std::vector<uint32_t>{running.group_id()});
+  EXPECT_FALSE(agent.next(300ms)) << "nothing is removed or re-installed";
+
+  // A new group: another id, and none of the running group's switch QPNs.
+  const pb::Action fresh = install_group(m, agent, "next");
+  EXPECT_NE(fresh.group_id(), running.group_id());
+  std::set<uint32_t> held;
+  for (const auto& c : running.context().children()) held.insert(c.local().qpn());
+  for (const auto& c : fresh.context().children()) {
+    EXPECT_FALSE(held.count(c.local().qpn())) << "QPN " << c.local().qpn() << " reused";
+  }
+
+  // The operator removes the foreign group: the agent is told to.
+  pb::DestroyGroupRequest d;
+  d.set_group_id(running.group_id());
+  pb::DestroyGroupResponse out;
+  auto ctx = deadline();
+  ASSERT_TRUE(m.stub()->DestroyGroup(ctx.get(), d, &out).ok());
+  EXPECT_EQ(out.group_id(), running.group_id());
+  auto remove = agent.next();
+  ASSERT_TRUE(remove && remove->has_action());
+  EXPECT_EQ(remove->action().kind(), pb::ACTION_KIND_REMOVE_CONTEXT);
+  EXPECT_EQ(remove->action().group_id(), running.group_id());
+  agent.ack(remove->action().action_id());
+  // It is gone for good: a second destroy does not find it.
+  auto again = deadline();
+  EXPECT_EQ(m.stub()->DestroyGroup(again.get(), d, &out).error_code(), grpc::StatusCode::NOT_FOUND);
 }
 
 TEST(RestartTest, AgentWithoutTheContextGetsItReinstalled) {
