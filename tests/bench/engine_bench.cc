@@ -133,7 +133,9 @@ int main(int argc, char** argv) {
     for (uint16_t pmtu : {1024, 4096}) {
       const Setup s = make_setup(t, pmtu);
       std::vector<e::RxFrame> rx;
-      for (const auto& f : s.frames) rx.push_back({f.data(), static_cast<uint16_t>(f.size()), 0});
+      // Child c (source MAC 02:aa:00:00:00:c) is on port c: the engine checks the edge binding.
+      for (const auto& f : s.frames)
+        rx.push_back({f.data(), static_cast<uint16_t>(f.size()), f[11]});
       e::LookupTable table;
       for (size_t c = 0; c < s.cfg.children.size(); ++c) {
         table.insert(s.cfg.children[c].local.ipv4, s.cfg.children[c].local.qpn,
