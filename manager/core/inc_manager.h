@@ -134,7 +134,8 @@ class IncManager {
   // (it started without its state, or never issued the id): kept on the switch, never
   // re-issued. Its id is skipped by later joins and its QPNs on `sw` are held, so nothing new
   // collides with it; its switch memory is not in the ledger (the agent refuses what does not
-  // fit). An operator's destroy removes it.
+  // fit). An operator's destroy removes it. The ids are persisted (store.h); `sw` empty: the id
+  // only (a restore).
   void keep_foreign(uint32_t group_id, const SwitchId& sw, const std::vector<uint32_t>& qpns);
   bool is_foreign(uint32_t group_id) const { return foreign_.count(group_id) > 0; }
   // Per foreign group: the switches that serve it, with the QPNs held there.
@@ -190,7 +191,7 @@ class IncManager {
   QpnPool qpns_;
   std::deque<uint32_t> queue_;  // kQueued groups, FIFO
   uint32_t next_group_id_ = 1;
-  std::map<uint32_t, std::map<SwitchId, std::vector<uint32_t>>> foreign_{};  // not persisted
+  std::map<uint32_t, std::map<SwitchId, std::vector<uint32_t>>> foreign_{};  // ids persisted
 };
 
 }  // namespace epic::manager

@@ -6,7 +6,9 @@ namespace epic::manager {
 
 void IncManager::keep_foreign(uint32_t group_id, const SwitchId& sw,
                               const std::vector<uint32_t>& qpns) {
-  std::vector<uint32_t>& held = foreign_[group_id][sw];
+  auto& on = foreign_[group_id];
+  if (sw.empty()) return;  // restored from the store: the switches tell again when they register
+  std::vector<uint32_t>& held = on[sw];
   for (uint32_t q : qpns) {
     // A QPN the pool cannot give (out of range, or used by a group we know) is not ours to
     // hold: the agent's context is what it is; only the ones we could hand out are reserved.

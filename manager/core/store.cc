@@ -57,7 +57,14 @@ std::string encode_store(const IncManager& m) {
     out += '\n';
     ++records;
   };
-  line({{"record", kMagic}, {"version", kStoreVersion}, {"next_group_id", m.next_group_id()}});
+  json header = {
+      {"record", kMagic}, {"version", kStoreVersion}, {"next_group_id", m.next_group_id()}};
+  if (!m.foreign().empty()) {
+    json ids = json::array();
+    for (const auto& [id, on] : m.foreign()) ids.push_back(id);
+    header["foreign_group_ids"] = ids;  // absent in stores written before foreign groups
+  }
+  line(header);
   for (const auto& [id, s] : m.topology().switches()) line(codec::encode(s));
   for (const auto& l : m.topology().links()) line(codec::encode(l));
   for (const auto& [ip, r] : m.topology().ranks()) line(codec::encode(r));
@@ -111,6 +118,17 @@ Result<LoadedStore> decode_store(std::string_view text, const Policy& policy, Mi
         Status s = m.restore_next_group_id(
             static_cast<uint32_t>(codec::get_uint(j, "next_group_id", UINT32_MAX)));
         if (!s.ok()) return data_loss(line_no, s.error().message);
+        if (j.contains("foreign_group_ids")) {
+          const json& ids = j["foreign_group_ids"];
+          if (!ids.is_array()) return data_loss(line_no, "foreign_group_ids: not an array");
+          for (const json& id : ids) {
+            if (!id.is_number_unsigned() || id.get<uint64_t>() == 0 ||
+                id.get<uint64_t>() > UINT32_MAX) {
+              return data_loss(line_no, "foreign_group_ids: " + id.dump() + " is not a group id");
+            }
+            m.keep_foreign(static_cast<uint32_t>(id.get<uint64_t>()), {}, {});
+          }
+        }
         ++records;
         continue;
       }

@@ -255,6 +255,7 @@ grpc::Status Controller::destroy(const pb::DestroyGroupRequest& request,
     if (!fx.ok()) return to_grpc(fx.error());
     log_->info("foreign group {} removed by an operator", request.group_id());
     for (const SwitchAction& a : fx.value().actions) send_action(a, true);
+    persist();
     out.set_group_id(request.group_id());
     return grpc::Status::OK;
   }

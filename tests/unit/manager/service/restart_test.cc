@@ -295,5 +295,39 @@ TEST(RestartTest, ASecondManagerOnTheSameStateDirIsRefused) {
   again.start(test_options(dir.path()));
 }
 
+// A foreign group stays foreign across a restart with the store: the store keeps its id, so a
+// recovered manager does not take it for one it issued and destroyed (its next_group_id has
+// moved past it by then).
+TEST(RestartTest, AForeignGroupSurvivesARestartWithTheStore) {
+  TempDir dir;
+  pb::Action running;
+  {
+    TestManager first(dir);
+    first.start(test_options());  // the job's manager, without a state dir
+    FakeAgent agent(first.channel());
+    agent.register_switch(FakeAgent::leaf0(256));
+    running = install_group(first, agent, "job");
+  }
+  TestManager m(dir);
+  m.start(test_options(dir.path()));  // a new manager with an empty state dir
+  pb::Action fresh;
+  {
+    FakeAgent agent(m.channel());
+    pb::Register reg = FakeAgent::leaf0(256);
+    *reg.add_installed() = served(running);
+    EXPECT_EQ(agent.register_switch(reg), std::vector<uint32_t>{running.group_id()});
+    fresh = install_group(m, agent, "next");  // skips the foreign id
+  }
+  ASSERT_GT(fresh.group_id(), running.group_id());
+  m.stop();
+  m.start(test_options(dir.path()));
+  FakeAgent agent(m.channel());
+  pb::Register reg = FakeAgent::leaf0(256);
+  *reg.add_installed() = served(running);
+  *reg.add_installed() = served(fresh);
+  EXPECT_EQ(agent.register_switch(reg),
+            (std::vector<uint32_t>{fresh.group_id(), running.group_id()}));
+}
+
 }  // namespace
 }  // namespace epic::manager::service::testing
