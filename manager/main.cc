@@ -60,6 +60,10 @@ int main(int argc, char** argv) {
                  "cap on a join's queue_timeout_ms while it waits for INC memory")
       ->check(CLI::Range(uint64_t{0}, kMaxMs))
       ->capture_default_str();
+  app.add_option("--max-request-bytes", o.max_request_bytes,
+                 "the largest request read; a larger one is answered RESOURCE_EXHAUSTED")
+      ->check(CLI::Range(kMinMaxRequestBytes, kMaxMaxRequestBytes))
+      ->capture_default_str();
   app.add_option("--rendezvous-timeout-ms", rendezvous_ms,
                  "a group whose ranks have not all joined within this fails")
       ->check(CLI::Range(uint64_t{1}, kMaxMs))

@@ -76,6 +76,13 @@ Result<std::unique_ptr<ManagerServer>> ManagerServer::start(ServerOptions option
   if (std::string bad = check_listen_address(options.listen); !bad.empty()) {
     return make_error(ErrorCode::kInvalidArgument, bad);
   }
+  if (options.max_request_bytes < kMinMaxRequestBytes ||
+      options.max_request_bytes > kMaxMaxRequestBytes) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "--max-request-bytes " + std::to_string(options.max_request_bytes) +
+                          " is outside " + std::to_string(kMinMaxRequestBytes) + ".." +
+                          std::to_string(kMaxMaxRequestBytes));
+  }
   auto creds = credentials(options);
   if (!creds.ok()) return creds.error();
   std::unique_ptr<ManagerServer> s(new ManagerServer(std::move(options), log, std::move(clock)));
@@ -87,6 +94,7 @@ Result<std::unique_ptr<ManagerServer>> ManagerServer::start(ServerOptions option
   // One manager per address: without this gRPC sets SO_REUSEPORT and a second manager would
   // share the port (split brain), each with its own state.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  builder.SetMaxReceiveMessageSize(static_cast<int>(s->options_.max_request_bytes));
   builder.AddListeningPort(s->options_.listen, creds.value(), &s->port_);
   builder.RegisterService(s->manager_api_.get());
   builder.RegisterService(s->agent_api_.get());

@@ -33,8 +33,16 @@ struct TlsFiles {
   std::string ca{};           // set: clients must present a certificate signed by it
 };
 
+// The largest request inc-manager reads (gRPC's own default); a larger one is answered
+// RESOURCE_EXHAUSTED by gRPC before any handler runs. An agent's Register lists its installed
+// contexts: thousands of groups fit.
+inline constexpr uint32_t kDefaultMaxRequestBytes = 4u << 20;
+inline constexpr uint32_t kMinMaxRequestBytes = 4096;
+inline constexpr uint32_t kMaxMaxRequestBytes = 64u << 20;
+
 struct ServerOptions {
   std::string listen = "127.0.0.1:50051";
+  uint32_t max_request_bytes = kDefaultMaxRequestBytes;  // kMinMaxRequestBytes..kMaxMaxRequestBytes
   TlsFiles tls{};
   bool allow_plaintext_remote = false;  // plaintext on a non-loopback address
   ServiceOptions service{};
