@@ -12,10 +12,10 @@
 #include <string_view>
 #include <vector>
 
-#include "datapath/engine/edge_binding.h"
 #include "datapath/engine/group.h"
 #include "datapath/switching/inc_address.h"
 #include "proto/context/context_validate.h"
+#include "proto/vocab/addr.h"
 #include "proto/vocab/limits.h"
 #include "proto/vocab/memory.h"
 
@@ -55,7 +55,7 @@ struct SwitchConfig {
   uint32_t l2_aging_s = 300;
   uint32_t l2_table_size = 4096;
   BadIcrc bad_icrc = BadIcrc::kPass;
-  engine::UdpPortRange udp_source_ports;  // edge binding: any unless configured
+  vocab::UdpPortRange udp_source_ports;  // edge binding: any unless configured
 };
 
 struct MetricsConfig {

@@ -86,8 +86,8 @@ bool is_host_port(const std::string& s) {
 }
 
 // "any", or "FIRST-LAST" with 0 <= FIRST <= LAST <= 65535 (decimal); `why` says what is wrong.
-std::optional<engine::UdpPortRange> parse_udp_port_range(const std::string& s, std::string& why) {
-  if (s == "any") return engine::UdpPortRange{};
+std::optional<vocab::UdpPortRange> parse_udp_port_range(const std::string& s, std::string& why) {
+  if (s == "any") return vocab::UdpPortRange{};
   const size_t dash = s.find('-');
   auto number = [](const std::string& t) -> std::optional<uint32_t> {
     if (t.empty() || t.size() > 5 ||
@@ -110,7 +110,7 @@ std::optional<engine::UdpPortRange> parse_udp_port_range(const std::string& s, s
     why = "FIRST " + std::to_string(*first) + " is above LAST " + std::to_string(*last);
     return std::nullopt;
   }
-  return engine::UdpPortRange{static_cast<uint16_t>(*first), static_cast<uint16_t>(*last)};
+  return vocab::UdpPortRange{static_cast<uint16_t>(*first), static_cast<uint16_t>(*last)};
 }
 
 class Validator {

@@ -50,7 +50,7 @@ struct DatapathConfig {
   uint32_t l2_table_size = 4096;
   uint64_t l2_aging_ns = 300'000'000'000;
   bool drop_bad_icrc = false;
-  engine::UdpPortRange udp_source_ports;  // the engine's edge binding (edge_binding.h)
+  vocab::UdpPortRange udp_source_ports;  // the engine's edge binding (edge_binding.h)
   std::vector<FaultOptions> faults;
   std::vector<engine::GroupConfig> groups;  // installed at start
 };

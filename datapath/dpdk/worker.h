@@ -49,7 +49,7 @@ struct WorkerSetup {
   uint32_t burst = 32;
   uint32_t l2_table_size = 4096;
   uint64_t l2_aging_ns = 300'000'000'000;
-  engine::UdpPortRange udp_source_ports;  // the engine's edge binding
+  vocab::UdpPortRange udp_source_ports;  // the engine's edge binding
   uint32_t idle_sleep_us = 0;
   uint64_t publish_period_ns = 50'000'000;
   // Fault specs per port (index = config port); disabled specs cost a branch.

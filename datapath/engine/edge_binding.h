@@ -6,7 +6,7 @@
 //   source MAC    the edge's remote endpoint's MAC
 //   source IPv4   the edge's remote endpoint's address
 //   UDP source    inside the switch's range (RoCEv2 NICs vary it per QP or flow
-//                 for ECMP; incd's `security.udp_source_ports`, default any)
+//                 for ECMP; incd's `switch.udp_source_ports`, default any)
 // The engine checks it before any module sees the packet, so a forged
 // contribution, result, ACK, NAK or announcement changes no state; each mismatch
 // is dropped and counted by reason (EngineCounters drop_edge_*) and by ingress
@@ -20,16 +20,11 @@
 
 #include "datapath/engine/group.h"
 #include "datapath/wire/packet_view.h"
+#include "proto/vocab/addr.h"
 
 namespace epic::engine {
 
-// A range of UDP source ports, both ends included.
-struct UdpPortRange {
-  uint16_t first = 0;
-  uint16_t last = 0xFFFF;
-  bool contains(uint16_t port) const { return port >= first && port <= last; }
-  friend bool operator==(const UdpPortRange&, const UdpPortRange&) = default;
-};
+using vocab::UdpPortRange;  // the shared type (proto/vocab/addr.h)
 
 // Ingress ports whose binding drops are counted one by one; a frame from a higher port id is
 // counted on the last one.

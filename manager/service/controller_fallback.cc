@@ -4,7 +4,6 @@
 // ListGroups and GetMemory do not list it (docs/manager.md, "Host fallback").
 #include <algorithm>
 
-#include "manager/core/group.h"
 #include "manager/service/controller.h"
 #include "manager/service/csprng.h"
 #include "proto/vocab/psn.h"

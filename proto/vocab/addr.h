@@ -32,4 +32,13 @@ bool is_unicast_mac(const MacAddr& mac);
 // The GID of an IPv4 address in RoCEv2: ::ffff:a.b.c.d.
 Ipv6Addr ipv4_mapped_gid(uint32_t ipv4);
 
+// A range of UDP source ports, both ends included (the engine's edge binding takes a member's
+// RoCEv2 frames only from such a range: incd's switch.udp_source_ports).
+struct UdpPortRange {
+  uint16_t first = 0;
+  uint16_t last = 0xFFFF;
+  bool contains(uint16_t port) const { return port >= first && port <= last; }
+  friend bool operator==(const UdpPortRange&, const UdpPortRange&) = default;
+};
+
 }  // namespace epic::vocab
