@@ -27,6 +27,9 @@ int main(int argc, char** argv) {
   ServerOptions o;
   ServiceOptions& s = o.service;
   std::string topology_file, tenants_file, edge_disjoint = "prefer", log_level = "info";
+  std::string socket_mode = "0600";
+  bool no_state = false;
+  s.state_dir = kDefaultStateDir;
   uint64_t reclaim_idle_ms = 0, max_queue_wait_ms = 60'000, rendezvous_ms = 60'000;
   uint64_t heartbeat_timeout_ms = 10'000, switch_grace_ms = 600'000, install_timeout_ms = 15'000;
   // Every duration flag is checked against a range (a negative number must not wrap to 2^64):
@@ -35,14 +38,33 @@ int main(int argc, char** argv) {
 
   CLI::App app{
       "inc-manager: EPIC's control plane — rank rendezvous, IncTrees, INC memory grants, "
-      "IncAgents.\nPlaintext is served only on a unix socket (unix:/path) or a loopback "
-      "address; elsewhere give --tls-cert/--tls-key (and --tls-ca for mutual TLS) or "
-      "--insecure."};
-  app.add_option("--listen", o.listen, "host:port or unix:/path")->capture_default_str();
-  app.add_option("--state-dir", s.state_dir,
-                 "directory of the embedded store (manager-store.jsonl); state survives a "
-                 "restart. Empty: keep nothing")
+      "IncAgents.\nCallers are authorised by role (docs/security.md): with mutual TLS "
+      "(--tls-cert, --tls-key, --tls-ca) by the role their certificate names (admin, "
+      "tenant:T, agent:S); without client certificates every caller is the operator, which "
+      "is served only on a unix socket (mode --socket-mode) unless --insecure."};
+  app.add_option("--listen", o.listen, "unix:/path or host:port (TCP needs mutual TLS)")
       ->capture_default_str();
+  app.add_option("--socket-mode", socket_mode,
+                 "file mode (octal) of a unix:/path socket: who may connect as the operator")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            if (v.empty() || v.size() > 4 || v.find_first_not_of("01234567") != v.npos ||
+                std::stoul(v, nullptr, 8) > 0777) {
+              return "Value " + v + " is not an octal file mode in 0..0777";
+            }
+            return "";
+          },
+          "OCTAL"))
+      ->capture_default_str();
+  CLI::Option* state_dir =
+      app.add_option("--state-dir", s.state_dir,
+                     "directory of the embedded store (manager-store.jsonl; made 0700 if missing); "
+                     "state survives a restart")
+          ->capture_default_str();
+  app.add_flag("--no-state", no_state,
+               "keep nothing on disk (tests, throw-away labs): a restarted manager knows no "
+               "group, and the agents keep theirs as foreign groups")
+      ->excludes(state_dir);
   app.add_option("--topology", topology_file,
                  "YAML/JSON file of switch-to-switch links and rank addresses (docs/manager.md)")
       ->check(CLI::ExistingFile);
@@ -63,6 +85,15 @@ int main(int argc, char** argv) {
   app.add_option("--max-request-bytes", o.max_request_bytes,
                  "the largest request read; a larger one is answered RESOURCE_EXHAUSTED")
       ->check(CLI::Range(kMinMaxRequestBytes, kMaxMaxRequestBytes))
+      ->capture_default_str();
+  app.add_option("--max-pending-joins-per-tenant", s.max_pending_joins_per_tenant,
+                 "JoinGroup calls of one tenant that may wait at once (for their group's other "
+                 "ranks or for INC memory); more are answered RESOURCE_EXHAUSTED")
+      ->check(CLI::Range(uint32_t{1}, uint32_t{1} << 20))
+      ->capture_default_str();
+  app.add_option("--max-agent-streams", s.max_agent_streams,
+                 "agent streams open at once; more are answered RESOURCE_EXHAUSTED")
+      ->check(CLI::Range(uint32_t{1}, uint32_t{1} << 16))
       ->capture_default_str();
   app.add_option("--rendezvous-timeout-ms", rendezvous_ms,
                  "a group whose ranks have not all joined within this fails")
@@ -85,14 +116,17 @@ int main(int argc, char** argv) {
   app.add_option("--tls-key", o.tls.key, "server private key (PEM)");
   app.add_option("--tls-ca", o.tls.ca,
                  "CA (PEM) that client certificates must chain to: mutual TLS");
-  app.add_flag("--insecure", o.allow_plaintext_remote,
-               "serve plaintext on a non-loopback address (trusted lab networks only)");
+  app.add_flag("--insecure", o.insecure,
+               "serve without client certificates on a TCP address: everyone who reaches it is "
+               "the operator (trusted lab networks only)");
   app.add_option("--log-level", log_level, "trace|debug|info|warn|error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
       ->capture_default_str();
   app.set_version_flag("--version", "inc-manager 0.1.0");
   CLI11_PARSE(app, argc, argv);
 
+  o.socket_mode = static_cast<uint32_t>(std::stoul(socket_mode, nullptr, 8));
+  if (no_state) s.state_dir.clear();
   s.policy.edge_disjoint = edge_disjoint == "require"  ? EdgeDisjoint::kRequire
                            : edge_disjoint == "ignore" ? EdgeDisjoint::kIgnore
                                                        : EdgeDisjoint::kPrefer;

@@ -171,7 +171,10 @@ Result<LoadedStore> decode_store(std::string_view text, const Policy& policy, Mi
 Status save_store(const std::string& path, const IncManager& manager) {
   const std::string data = encode_store(manager);
   const std::string tmp = path + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  // A fresh file, never one that is there already: a stale temp file (or a link someone put
+  // in its place) is removed, and the new one is created exclusively, not through a link.
+  ::unlink(tmp.c_str());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) return system_error("cannot create", tmp);
   if (!write_all(fd, data) || ::fsync(fd) != 0) {
     Error e = system_error("cannot write", tmp);

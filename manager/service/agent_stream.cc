@@ -14,12 +14,20 @@ void AgentLink::close(const grpc::Status& status) {
   if (stream_) stream_->finish(status);
 }
 
-AgentStream::AgentStream(grpc::CallbackServerContext* context, boost::asio::io_context& io,
-                         Controller& controller, Clock clock)
-    : io_(io),
-      controller_(controller),
-      clock_(std::move(clock)),
-      link_(std::make_shared<AgentLink>(context->peer())) {
+namespace {
+
+std::shared_ptr<AgentLink> make_link(const grpc::CallbackServerContext& context,
+                                     Authentication auth) {
+  std::string why;
+  std::optional<Caller> caller = identify(context, auth, why);
+  return std::make_shared<AgentLink>(context.peer(), std::move(caller), std::move(why));
+}
+
+}  // namespace
+
+AgentStream::AgentStream(grpc::CallbackServerContext* context, Authentication auth,
+                         boost::asio::io_context& io, Controller& controller, Clock clock)
+    : io_(io), controller_(controller), clock_(std::move(clock)), link_(make_link(*context, auth)) {
   link_->stream_ = this;
   boost::asio::post(io_, [&c = controller_, link = link_] { c.agent_opened(link); });
   StartRead(&in_);

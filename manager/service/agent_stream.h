@@ -12,9 +12,11 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "manager/service/agent_channel.h"
 #include "manager/service/controller.h"
+#include "manager/service/identify.h"
 #include "proto/inc/v1/agent.grpc.pb.h"
 
 namespace epic::manager::service {
@@ -23,24 +25,31 @@ class AgentStream;
 
 class AgentLink final : public AgentChannel {
  public:
-  explicit AgentLink(std::string peer) : peer_(std::move(peer)) {}
+  AgentLink(std::string peer, std::optional<Caller> caller, std::string identity_error)
+      : peer_(std::move(peer)),
+        caller_(std::move(caller)),
+        identity_error_(std::move(identity_error)) {}
   void send(const pb::ManagerMessage& message) override;
   void close(const grpc::Status& status) override;
   std::string peer() const override { return peer_; }
+  const Caller* caller() const override { return caller_ ? &*caller_ : nullptr; }
+  std::string identity_error() const override { return identity_error_; }
 
  private:
   friend class AgentStream;
   std::mutex mu_;
   AgentStream* stream_ = nullptr;  // null once the call is done
   const std::string peer_;
+  const std::optional<Caller> caller_;
+  const std::string identity_error_;
 };
 
 using Clock = std::function<Millis()>;
 
 class AgentStream final : public grpc::ServerBidiReactor<pb::AgentMessage, pb::ManagerMessage> {
  public:
-  AgentStream(grpc::CallbackServerContext* context, boost::asio::io_context& io,
-              Controller& controller, Clock clock);
+  AgentStream(grpc::CallbackServerContext* context, Authentication auth,
+              boost::asio::io_context& io, Controller& controller, Clock clock);
 
   void OnReadDone(bool ok) override;
   void OnWriteDone(bool ok) override;

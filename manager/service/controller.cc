@@ -46,7 +46,11 @@ std::string Controller::store_path() const {
 Status Controller::start(Millis now) {
   if (!options_.state_dir.empty()) {
     std::error_code ec;
-    std::filesystem::create_directories(options_.state_dir, ec);
+    // A directory made here is the manager's alone (0700): the store holds every group.
+    if (std::filesystem::create_directories(options_.state_dir, ec) && !ec) {
+      std::filesystem::permissions(options_.state_dir, std::filesystem::perms::owner_all,
+                                   std::filesystem::perm_options::replace, ec);
+    }
     if (ec) {
       return make_error(ErrorCode::kInternal, "--state-dir " + options_.state_dir +
                                                   ": cannot create it: " + ec.message());
@@ -133,6 +137,15 @@ void Controller::join(const pb::JoinGroupRequest& request, JoinReply reply, Mill
   auto parsed = rank_join_from(request);
   if (!parsed.ok()) return reply(to_grpc(parsed.error()), {});
   const RankJoin& j = parsed.value();
+  if (pending_joins(j.tenant) >= options_.max_pending_joins_per_tenant) {
+    return reply(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                              "pending joins of tenant '" + j.tenant +
+                                  "': " + std::to_string(pending_joins(j.tenant)) +
+                                  " JoinGroup calls wait already, the cap is " +
+                                  std::to_string(options_.max_pending_joins_per_tenant) +
+                                  " (--max-pending-joins-per-tenant)"),
+                 {});
+  }
   Waiter waiter{j.rank.rank, std::move(reply), std::nullopt, j.pmtu};
   if (request.has_host_endpoint()) waiter.host_endpoint = request.host_endpoint();
   if (const Group* g = core_.find_group(j.tenant, j.group)) {
@@ -242,6 +255,23 @@ grpc::Status Controller::leave(const pb::LeaveGroupRequest& request, pb::LeaveGr
     return grpc::Status::OK;
   }
   return {grpc::StatusCode::NOT_FOUND, "unknown " + what};
+}
+
+size_t Controller::pending_joins(const std::string& tenant) const {
+  size_t n = 0;
+  for (const auto& [key, f] : forming_) {
+    if (key.first == tenant) n += f.waiters.size();
+  }
+  for (const auto& [id, waiters] : waiting_) {
+    if (tenant_of_group(id) == tenant) n += waiters.size();
+  }
+  return n;
+}
+
+std::optional<std::string> Controller::tenant_of_group(uint32_t group_id) const {
+  const Group* g = core_.find_group(group_id);
+  if (!g) return std::nullopt;
+  return g->request.tenant;
 }
 
 grpc::Status Controller::destroy(const pb::DestroyGroupRequest& request,

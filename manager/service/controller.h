@@ -77,6 +77,9 @@ class Controller {
   // Housekeeping, every ServiceOptions::tick_interval.
   void tick(Millis now);
 
+  // The tenant of a group the manager knows; nullopt for an unknown or a foreign group.
+  std::optional<std::string> tenant_of_group(uint32_t group_id) const;
+
   const IncManager& core() const { return core_; }
   std::string store_path() const;
 
@@ -128,6 +131,9 @@ class Controller {
 
   void persist();
   Status check_running() const;
+  // The JoinGroup calls of `tenant` that wait now (rendezvous and memory queue).
+  size_t pending_joins(const std::string& tenant) const;
+  size_t open_agent_streams() const;
 
   ServiceOptions options_;
   std::shared_ptr<spdlog::logger> log_;

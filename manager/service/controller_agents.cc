@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "manager/core/context_check.h"
+#include "manager/service/authorize.h"
 #include "manager/service/controller.h"
 #include "manager/service/convert_in.h"
 #include "manager/service/convert_out.h"
@@ -15,7 +16,32 @@ void Controller::agent_opened(const ChannelPtr& channel) {
     channel->close(grpc::Status(grpc::StatusCode::UNAVAILABLE, "inc-manager is shutting down"));
     return;
   }
+  if (!channel->caller()) {
+    log_->warn("agent stream from {} refused: {}", channel->peer(), channel->identity_error());
+    channel->close(grpc::Status(grpc::StatusCode::PERMISSION_DENIED, channel->identity_error()));
+    return;
+  }
+  if (grpc::Status s = authorize_agent_stream(*channel->caller()); !s.ok()) {
+    log_->warn("agent stream from {} refused: {}", channel->peer(), s.error_message());
+    channel->close(s);
+    return;
+  }
+  if (const size_t open = open_agent_streams(); open >= options_.max_agent_streams) {
+    log_->warn("agent stream from {} refused: {} streams open, the cap is {}", channel->peer(),
+               open, options_.max_agent_streams);
+    channel->close(
+        grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                     "agent streams: " + std::to_string(open) + " are open, the cap is " +
+                         std::to_string(options_.max_agent_streams) + " (--max-agent-streams)"));
+    return;
+  }
   unregistered_.insert(channel);
+}
+
+size_t Controller::open_agent_streams() const {
+  size_t n = unregistered_.size();
+  for (const auto& [id, s] : sessions_) n += s.channel != nullptr;
+  return n;
 }
 
 std::optional<SwitchId> Controller::switch_of(const ChannelPtr& channel) const {
@@ -78,6 +104,10 @@ void Controller::on_register(const ChannelPtr& channel, const pb::Register& reg,
   auto spec = switch_spec_from(reg);
   if (!spec.ok()) return channel->close(to_grpc(spec.error()));
   const SwitchId id = spec.value().id;
+  if (grpc::Status denied = authorize_switch(*channel->caller(), id); !denied.ok()) {
+    log_->warn("agent from {} refused: {}", channel->peer(), denied.error_message());
+    return channel->close(denied);
+  }
   Effects fx;
   if (const SwitchSpec* known = core_.topology().find_switch(id)) {
     if (!(*known == spec.value())) {

@@ -2,13 +2,22 @@
 
 #include <boost/asio/post.hpp>
 
+#include "manager/service/authorize.h"
+
 namespace epic::manager::service {
 
 template <class Work>
 grpc::ServerUnaryReactor* ManagerApi::run(grpc::CallbackServerContext* ctx, Work work) {
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  boost::asio::post(
-      io_, [this, reactor, work = std::move(work)]() mutable { reactor->Finish(work(clock_())); });
+  std::string why;
+  std::optional<Caller> who = identify(*ctx, auth_, why);
+  if (!who) {
+    reactor->Finish(grpc::Status(grpc::StatusCode::PERMISSION_DENIED, why));
+    return reactor;
+  }
+  boost::asio::post(io_, [this, reactor, who = std::move(*who), work = std::move(work)]() mutable {
+    reactor->Finish(work(who, clock_()));
+  });
   return reactor;
 }
 
@@ -16,6 +25,16 @@ grpc::ServerUnaryReactor* ManagerApi::JoinGroup(grpc::CallbackServerContext* ctx
                                                 const pb::JoinGroupRequest* request,
                                                 pb::JoinGroupResponse* response) {
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  std::string why;
+  std::optional<Caller> who = identify(*ctx, auth_, why);
+  if (!who) {
+    reactor->Finish(grpc::Status(grpc::StatusCode::PERMISSION_DENIED, why));
+    return reactor;
+  }
+  if (grpc::Status s = authorize_tenant(*who, "JoinGroup", request->tenant()); !s.ok()) {
+    reactor->Finish(s);
+    return reactor;
+  }
   boost::asio::post(io_, [this, reactor, request, response] {
     controller_.join(
         *request,
@@ -31,7 +50,8 @@ grpc::ServerUnaryReactor* ManagerApi::JoinGroup(grpc::CallbackServerContext* ctx
 grpc::ServerUnaryReactor* ManagerApi::LeaveGroup(grpc::CallbackServerContext* ctx,
                                                  const pb::LeaveGroupRequest* request,
                                                  pb::LeaveGroupResponse* response) {
-  return run(ctx, [this, request, response](Millis now) {
+  return run(ctx, [this, request, response](const Caller& who, Millis now) {
+    if (grpc::Status s = authorize_tenant(who, "LeaveGroup", request->tenant()); !s.ok()) return s;
     return controller_.leave(*request, *response, now);
   });
 }
@@ -39,7 +59,23 @@ grpc::ServerUnaryReactor* ManagerApi::LeaveGroup(grpc::CallbackServerContext* ct
 grpc::ServerUnaryReactor* ManagerApi::DestroyGroup(grpc::CallbackServerContext* ctx,
                                                    const pb::DestroyGroupRequest* request,
                                                    pb::DestroyGroupResponse* response) {
-  return run(ctx, [this, request, response](Millis now) {
+  return run(ctx, [this, request, response](const Caller& who, Millis now) {
+    if (!is_operator(who)) {
+      // A tenant names its group by id or by (tenant, name): it must be its own. Another
+      // tenant's group and no group at all are refused alike (ids are not disclosed).
+      const bool by_id = request->group_id() != 0;
+      const std::string owner =
+          by_id ? controller_.tenant_of_group(request->group_id()).value_or("") : request->tenant();
+      const bool own = who.role == Role::kTenant && owner == who.name &&
+                       (request->tenant().empty() || request->tenant() == who.name);
+      if (!own) {
+        return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                            who.describe() + " may not destroy " +
+                                (by_id ? "group " + std::to_string(request->group_id())
+                                       : "a group of tenant '" + request->tenant() + "'") +
+                                ": it is not one of its groups");
+      }
+    }
     return controller_.destroy(*request, *response, now);
   });
 }
@@ -47,7 +83,8 @@ grpc::ServerUnaryReactor* ManagerApi::DestroyGroup(grpc::CallbackServerContext* 
 grpc::ServerUnaryReactor* ManagerApi::ListSwitches(grpc::CallbackServerContext* ctx,
                                                    const pb::ListSwitchesRequest*,
                                                    pb::ListSwitchesResponse* response) {
-  return run(ctx, [this, response](Millis now) {
+  return run(ctx, [this, response](const Caller& who, Millis now) {
+    if (grpc::Status s = authorize_operator(who, "ListSwitches"); !s.ok()) return s;
     controller_.list_switches(*response, now);
     return grpc::Status::OK;
   });
@@ -56,8 +93,15 @@ grpc::ServerUnaryReactor* ManagerApi::ListSwitches(grpc::CallbackServerContext* 
 grpc::ServerUnaryReactor* ManagerApi::ListGroups(grpc::CallbackServerContext* ctx,
                                                  const pb::ListGroupsRequest* request,
                                                  pb::ListGroupsResponse* response) {
-  return run(ctx, [this, request, response](Millis) {
+  return run(ctx, [this, request, response](const Caller& who, Millis) {
+    if (grpc::Status s = authorize_reader(who, "ListGroups"); !s.ok()) return s;
+    if (!is_operator(who) && !request->tenant().empty()) {
+      if (grpc::Status s = authorize_tenant(who, "ListGroups", request->tenant()); !s.ok()) {
+        return s;
+      }
+    }
     controller_.list_groups(*request, *response);
+    scope_view(who, *response);
     return grpc::Status::OK;
   });
 }
@@ -65,8 +109,10 @@ grpc::ServerUnaryReactor* ManagerApi::ListGroups(grpc::CallbackServerContext* ct
 grpc::ServerUnaryReactor* ManagerApi::GetMemory(grpc::CallbackServerContext* ctx,
                                                 const pb::GetMemoryRequest*,
                                                 pb::GetMemoryResponse* response) {
-  return run(ctx, [this, response](Millis) {
+  return run(ctx, [this, response](const Caller& who, Millis) {
+    if (grpc::Status s = authorize_reader(who, "GetMemory"); !s.ok()) return s;
     controller_.memory(*response);
+    scope_view(who, *response);
     return grpc::Status::OK;
   });
 }
@@ -74,14 +120,19 @@ grpc::ServerUnaryReactor* ManagerApi::GetMemory(grpc::CallbackServerContext* ctx
 grpc::ServerUnaryReactor* ManagerApi::SetTenant(grpc::CallbackServerContext* ctx,
                                                 const pb::SetTenantRequest* request,
                                                 pb::SetTenantResponse*) {
-  return run(ctx, [this, request](Millis now) { return controller_.set_tenant(*request, now); });
+  return run(ctx, [this, request](const Caller& who, Millis now) {
+    if (grpc::Status s = authorize_operator(who, "SetTenant"); !s.ok()) return s;
+    return controller_.set_tenant(*request, now);
+  });
 }
 
 grpc::ServerUnaryReactor* ManagerApi::ListTenants(grpc::CallbackServerContext* ctx,
                                                   const pb::ListTenantsRequest*,
                                                   pb::ListTenantsResponse* response) {
-  return run(ctx, [this, response](Millis) {
+  return run(ctx, [this, response](const Caller& who, Millis) {
+    if (grpc::Status s = authorize_reader(who, "ListTenants"); !s.ok()) return s;
     controller_.list_tenants(*response);
+    scope_view(who, *response);
     return grpc::Status::OK;
   });
 }
@@ -89,19 +140,26 @@ grpc::ServerUnaryReactor* ManagerApi::ListTenants(grpc::CallbackServerContext* c
 grpc::ServerUnaryReactor* ManagerApi::AddLink(grpc::CallbackServerContext* ctx,
                                               const pb::AddLinkRequest* request,
                                               pb::AddLinkResponse*) {
-  return run(ctx, [this, request](Millis now) { return controller_.add_link(*request, now); });
+  return run(ctx, [this, request](const Caller& who, Millis now) {
+    if (grpc::Status s = authorize_operator(who, "AddLink"); !s.ok()) return s;
+    return controller_.add_link(*request, now);
+  });
 }
 
 grpc::ServerUnaryReactor* ManagerApi::AttachRank(grpc::CallbackServerContext* ctx,
                                                  const pb::AttachRankRequest* request,
                                                  pb::AttachRankResponse*) {
-  return run(ctx, [this, request](Millis now) { return controller_.attach_rank(*request, now); });
+  return run(ctx, [this, request](const Caller& who, Millis now) {
+    if (grpc::Status s = authorize_operator(who, "AttachRank"); !s.ok()) return s;
+    return controller_.attach_rank(*request, now);
+  });
 }
 
 grpc::ServerUnaryReactor* ManagerApi::GetTopology(grpc::CallbackServerContext* ctx,
                                                   const pb::GetTopologyRequest*,
                                                   pb::GetTopologyResponse* response) {
-  return run(ctx, [this, response](Millis now) {
+  return run(ctx, [this, response](const Caller& who, Millis now) {
+    if (grpc::Status s = authorize_operator(who, "GetTopology"); !s.ok()) return s;
     controller_.topology(*response, now);
     return grpc::Status::OK;
   });
@@ -110,8 +168,10 @@ grpc::ServerUnaryReactor* ManagerApi::GetTopology(grpc::CallbackServerContext* c
 grpc::ServerUnaryReactor* ManagerApi::GetTelemetry(grpc::CallbackServerContext* ctx,
                                                    const pb::GetTelemetryRequest*,
                                                    pb::GetTelemetryResponse* response) {
-  return run(ctx, [this, response](Millis now) {
+  return run(ctx, [this, response](const Caller& who, Millis now) {
+    if (grpc::Status s = authorize_reader(who, "GetTelemetry"); !s.ok()) return s;
     controller_.telemetry(*response, now);
+    scope_view(who, *response, [this](uint32_t id) { return controller_.tenant_of_group(id); });
     return grpc::Status::OK;
   });
 }

@@ -1,7 +1,9 @@
 // The two gRPC services of inc-manager on the callback API: IncManager (ranks, incctl) and
 // IncAgentControl (the agents' streams). Every handler posts its work onto the controller's
 // io_context thread and finishes the call from there, so the controller is never entered
-// concurrently.
+// concurrently. Each call is authorised first (manager/service/authorize.h): the caller is
+// identified on gRPC's thread, the rules that need the controller's state (whose group a
+// DestroyGroup names) are applied on the io thread with the work.
 // Threading: handlers run on gRPC's threads; the controller only on the io_context thread.
 #pragma once
 
@@ -9,6 +11,7 @@
 
 #include "manager/service/agent_stream.h"
 #include "manager/service/controller.h"
+#include "manager/service/identify.h"
 #include "proto/inc/v1/agent.grpc.pb.h"
 #include "proto/inc/v1/manager.grpc.pb.h"
 
@@ -16,8 +19,8 @@ namespace epic::manager::service {
 
 class ManagerApi final : public pb::IncManager::CallbackService {
  public:
-  ManagerApi(boost::asio::io_context& io, Controller& controller, Clock clock)
-      : io_(io), controller_(controller), clock_(std::move(clock)) {}
+  ManagerApi(boost::asio::io_context& io, Controller& controller, Clock clock, Authentication auth)
+      : io_(io), controller_(controller), clock_(std::move(clock)), auth_(auth) {}
 
   grpc::ServerUnaryReactor* JoinGroup(grpc::CallbackServerContext* ctx,
                                       const pb::JoinGroupRequest* request,
@@ -57,29 +60,33 @@ class ManagerApi final : public pb::IncManager::CallbackService {
                                          pb::GetTelemetryResponse* response) override;
 
  private:
-  // Runs `work(now) -> grpc::Status` on the controller's thread and finishes the call with it.
+  // Identifies the caller, then runs `work(caller, now) -> grpc::Status` on the controller's
+  // thread and finishes the call with it (PERMISSION_DENIED at once for an unknown caller).
   template <class Work>
   grpc::ServerUnaryReactor* run(grpc::CallbackServerContext* ctx, Work work);
 
   boost::asio::io_context& io_;
   Controller& controller_;
   Clock clock_;
+  Authentication auth_;
 };
 
 class AgentApi final : public pb::IncAgentControl::CallbackService {
  public:
-  AgentApi(boost::asio::io_context& io, Controller& controller, Clock clock)
-      : io_(io), controller_(controller), clock_(std::move(clock)) {}
+  AgentApi(boost::asio::io_context& io, Controller& controller, Clock clock, Authentication auth)
+      : io_(io), controller_(controller), clock_(std::move(clock)), auth_(auth) {}
 
+  // The controller authorises the stream (agent_opened) and its Register (the switch id).
   grpc::ServerBidiReactor<pb::AgentMessage, pb::ManagerMessage>* Connect(
       grpc::CallbackServerContext* ctx) override {
-    return new AgentStream(ctx, io_, controller_, clock_);  // deletes itself in OnDone
+    return new AgentStream(ctx, auth_, io_, controller_, clock_);  // deletes itself in OnDone
   }
 
  private:
   boost::asio::io_context& io_;
   Controller& controller_;
   Clock clock_;
+  Authentication auth_;
 };
 
 }  // namespace epic::manager::service

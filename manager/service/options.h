@@ -24,9 +24,15 @@ struct Declared {
   std::optional<vocab::GroupMode> default_mode{};
 };
 
+inline constexpr const char* kDefaultStateDir = "/var/lib/epic/inc-manager";
+inline constexpr uint32_t kDefaultMaxPendingJoinsPerTenant = 8192;
+inline constexpr uint32_t kDefaultMaxAgentStreams = 1024;
+
 struct ServiceOptions {
   Policy policy{};
-  std::string state_dir{};  // "" = no persistence (tests); else <state_dir>/manager-store.jsonl
+  // "" = no persistence (tests; the CLI's --no-state); else <state_dir>/manager-store.jsonl.
+  // The CLI's default is kDefaultStateDir.
+  std::string state_dir{};
   Millis rendezvous_timeout{60'000};
   Millis heartbeat_interval{1'000};  // told to the agents
   Millis heartbeat_timeout{10'000};  // an agent stream silent this long is closed
@@ -37,6 +43,11 @@ struct ServiceOptions {
   // An install or resume not acknowledged by every agent within this is rolled back.
   Millis install_timeout{15'000};
   Millis tick_interval{200};  // housekeeping period
+  // Caps (RESOURCE_EXHAUSTED beyond them, naming the cap): JoinGroup calls of one tenant
+  // waiting at once (for their group's other ranks or for INC memory), and agent streams open
+  // at once (registered or not).
+  uint32_t max_pending_joins_per_tenant = kDefaultMaxPendingJoinsPerTenant;
+  uint32_t max_agent_streams = kDefaultMaxAgentStreams;
   Declared declared{};
 };
 

@@ -2,16 +2,19 @@
 
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/security/server_credentials.h>
+#include <sys/stat.h>
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <future>
 #include <sstream>
 
 #include "manager/service/grpc_services.h"
 #include "manager/service/listen_address.h"
-#include "proto/vocab/grpc_target.h"
 
 namespace epic::manager::service {
 namespace {
@@ -24,6 +27,19 @@ Result<std::string> read_pem(const std::string& flag, const std::string& path) {
   return s.str();
 }
 
+// Without client certificates there is no caller identity: every caller is the operator.
+// That is served on a unix socket (whose file mode picks the callers), or where the operator
+// says so out loud.
+Status check_authentication(const ServerOptions& o) {
+  if (!o.tls.ca.empty() || o.insecure || o.listen.rfind("unix:", 0) == 0) return {};
+  return make_error(ErrorCode::kInvalidArgument,
+                    "--listen " + o.listen +
+                        ": without client certificates every caller would be the operator: "
+                        "listen on a unix socket (unix:/path), give --tls-cert, --tls-key and "
+                        "--tls-ca (mutual TLS: callers are authorised by their certificate's "
+                        "role), or --insecure to accept anyone who reaches this address");
+}
+
 Result<std::shared_ptr<grpc::ServerCredentials>> credentials(const ServerOptions& o) {
   const TlsFiles& t = o.tls;
   if (t.cert.empty() != t.key.empty()) {
@@ -33,14 +49,10 @@ Result<std::shared_ptr<grpc::ServerCredentials>> credentials(const ServerOptions
     if (!t.ca.empty()) {
       return make_error(ErrorCode::kInvalidArgument, "--tls-ca needs --tls-cert and --tls-key");
     }
-    if (!vocab::is_local_grpc_target(o.listen) && !o.allow_plaintext_remote) {
-      return make_error(ErrorCode::kInvalidArgument,
-                        "--listen " + o.listen +
-                            " is not a unix socket or loopback address: give --tls-cert and "
-                            "--tls-key (or --insecure to serve plaintext anyway)");
-    }
+    if (Status s = check_authentication(o); !s.ok()) return s.error();
     return grpc::InsecureServerCredentials();
   }
+  if (Status s = check_authentication(o); !s.ok()) return s.error();
   auto cert = read_pem("--tls-cert", t.cert);
   if (!cert.ok()) return cert.error();
   auto key = read_pem("--tls-key", t.key);
@@ -54,6 +66,22 @@ Result<std::shared_ptr<grpc::ServerCredentials>> credentials(const ServerOptions
     ssl.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
   }
   return grpc::SslServerCredentials(ssl);
+}
+
+// A unix socket's directory is made if missing (/run/epic after a reboot), so the default
+// address works on a fresh host.
+Status make_socket_dir(const std::string& listen) {
+  if (listen.rfind("unix:", 0) != 0) return {};
+  const std::filesystem::path dir = std::filesystem::path(listen.substr(5)).parent_path();
+  std::error_code ec;
+  if (dir.empty() || std::filesystem::exists(dir, ec)) return {};
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    return make_error(
+        ErrorCode::kInvalidArgument,
+        "--listen " + listen + ": cannot make the directory " + dir.string() + ": " + ec.message());
+  }
+  return {};
 }
 
 }  // namespace
@@ -76,6 +104,11 @@ Result<std::unique_ptr<ManagerServer>> ManagerServer::start(ServerOptions option
   if (std::string bad = check_listen_address(options.listen); !bad.empty()) {
     return make_error(ErrorCode::kInvalidArgument, bad);
   }
+  if (options.socket_mode > 0777) {
+    return make_error(ErrorCode::kInvalidArgument, "--socket-mode " +
+                                                       std::to_string(options.socket_mode) +
+                                                       " is not a file mode (0..0777, octal)");
+  }
   if (options.max_request_bytes < kMinMaxRequestBytes ||
       options.max_request_bytes > kMaxMaxRequestBytes) {
     return make_error(ErrorCode::kInvalidArgument,
@@ -85,11 +118,14 @@ Result<std::unique_ptr<ManagerServer>> ManagerServer::start(ServerOptions option
   }
   auto creds = credentials(options);
   if (!creds.ok()) return creds.error();
+  if (Status st = make_socket_dir(options.listen); !st.ok()) return st.error();
+  const Authentication auth =
+      options.tls.ca.empty() ? Authentication::kTransport : Authentication::kCertificates;
   std::unique_ptr<ManagerServer> s(new ManagerServer(std::move(options), log, std::move(clock)));
   // The io thread is not running yet: the controller may be used from here.
   if (Status st = s->controller_.start(s->clock_()); !st.ok()) return st.error();
-  s->manager_api_ = std::make_unique<ManagerApi>(s->io_, s->controller_, s->clock_);
-  s->agent_api_ = std::make_unique<AgentApi>(s->io_, s->controller_, s->clock_);
+  s->manager_api_ = std::make_unique<ManagerApi>(s->io_, s->controller_, s->clock_, auth);
+  s->agent_api_ = std::make_unique<AgentApi>(s->io_, s->controller_, s->clock_, auth);
   grpc::ServerBuilder builder;
   // One manager per address: without this gRPC sets SO_REUSEPORT and a second manager would
   // share the port (split brain), each with its own state.
@@ -98,22 +134,38 @@ Result<std::unique_ptr<ManagerServer>> ManagerServer::start(ServerOptions option
   builder.AddListeningPort(s->options_.listen, creds.value(), &s->port_);
   builder.RegisterService(s->manager_api_.get());
   builder.RegisterService(s->agent_api_.get());
-  s->server_ = builder.BuildAndStart();
+  {
+    // The socket file is born with no permission for anyone else (no window between bind and
+    // chmod), then gets --socket-mode. umask is the process's: nothing else runs yet.
+    const mode_t old_mask = ::umask(0177);
+    s->server_ = builder.BuildAndStart();
+    ::umask(old_mask);
+  }
   if (!s->server_) {
     return make_error(ErrorCode::kUnavailable,
                       "cannot listen on " + s->options_.listen +
                           ": the address is in use (another inc-manager?) or not one of this "
                           "host's");
   }
+  if (s->options_.listen.rfind("unix:", 0) == 0) {
+    const std::string path = s->options_.listen.substr(5);
+    if (::chmod(path.c_str(), static_cast<mode_t>(s->options_.socket_mode)) != 0) {
+      s->server_->Shutdown();
+      return make_error(ErrorCode::kInvalidArgument,
+                        "--socket-mode: cannot chmod " + path + ": " + std::strerror(errno));
+    }
+  }
   s->schedule_tick();
   s->thread_ = std::thread([io = &s->io_] {
     auto guard = boost::asio::make_work_guard(*io);
     io->run();
   });
-  log->info("inc-manager listening on {} ({})", s->options_.listen,
+  log->info("inc-manager listening on {} ({}; {})", s->options_.listen,
             s->options_.tls.cert.empty() ? "plaintext"
             : s->options_.tls.ca.empty() ? "TLS"
-                                         : "mutual TLS");
+                                         : "mutual TLS",
+            auth == Authentication::kCertificates ? "callers authorised by their certificate's role"
+                                                  : "every caller is the operator");
   return s;
 }
 

@@ -1,8 +1,10 @@
 // ManagerServer: inc-manager as a running service — the Controller on its own io_context
 // thread (the strand every call is serialised onto, with the housekeeping timer), and a gRPC
 // server with the IncManager and IncAgentControl services on one listening address
-// ("host:port" or "unix:/path"). TLS from PEM files, mutual when a CA is given; plaintext only
-// on a unix socket or a loopback address unless allowed explicitly.
+// ("host:port" or "unix:/path"). TLS from PEM files, mutual when a CA is given. Callers are
+// authorised by their certificate's role with mutual TLS; without client certificates every
+// caller is the local operator, so that is served only on a unix socket (its file mode,
+// ServerOptions::socket_mode, says who may connect) unless allowed explicitly (insecure).
 // Threading: start/stop from one thread; the services run on gRPC's and the io thread.
 #pragma once
 
@@ -40,11 +42,17 @@ inline constexpr uint32_t kDefaultMaxRequestBytes = 4u << 20;
 inline constexpr uint32_t kMinMaxRequestBytes = 4096;
 inline constexpr uint32_t kMaxMaxRequestBytes = 64u << 20;
 
+inline constexpr const char* kDefaultListen = "unix:/run/epic/inc-manager.sock";
+inline constexpr uint32_t kDefaultSocketMode = 0600;
+
 struct ServerOptions {
-  std::string listen = "127.0.0.1:50051";
+  std::string listen = kDefaultListen;
+  uint32_t socket_mode = kDefaultSocketMode;             // of a unix: socket's file, 0..0777
   uint32_t max_request_bytes = kDefaultMaxRequestBytes;  // kMinMaxRequestBytes..kMaxMaxRequestBytes
   TlsFiles tls{};
-  bool allow_plaintext_remote = false;  // plaintext on a non-loopback address
+  // Serve without client certificates (plaintext or TLS without --tls-ca) on a TCP or an
+  // abstract socket: everyone who reaches it is the operator. Trusted lab networks only.
+  bool insecure = false;
   ServiceOptions service{};
 };
 

@@ -1,6 +1,9 @@
 // A throw-away PKI for TLS tests, made by the openssl command at test time: ca.pem, a server
 // certificate for 127.0.0.1 and localhost (server.pem/.key; "localhost" is the authority gRPC
-// checks on unix: targets) and a client certificate (client.pem/.key) signed by the CA.
+// checks on unix: targets) and client certificates signed by the CA, one per role
+// (manager/service/caller.h): client (CN=admin), agent-leaf0 (CN=agent:leaf0),
+// tenant-default (URI SAN epic:tenant:default, CN=rank-host: the URI decides), and more with
+// make_client_cert.
 #pragma once
 
 #include <cstdlib>
@@ -23,6 +26,21 @@ inline std::string slurp(const std::string& path) {
   return s.str();
 }
 
+// <d>/<name>.pem/.key: a client certificate with subject CN=`cn` and, if `uri` is set, the
+// URI subject alternative name `uri`, signed by <d>/ca.pem. false if openssl failed.
+inline bool make_client_cert(const std::string& d, const std::string& name, const std::string& cn,
+                             const std::string& uri = "") {
+  const std::string ec = " -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
+  const std::string ext = d + "/" + name + ".ext";
+  std::ofstream(ext) << (uri.empty() ? "basicConstraints=CA:FALSE\n"
+                                     : "subjectAltName=URI:" + uri + "\n");
+  return run_quiet("openssl req" + ec + " -keyout " + d + "/" + name + ".key -out " + d + "/" +
+                   name + ".csr -subj '/CN=" + cn + "'") &&
+         run_quiet("openssl x509 -req -in " + d + "/" + name + ".csr -CA " + d + "/ca.pem -CAkey " +
+                   d + "/ca.key -CAcreateserial -days 1 -extfile " + ext + " -out " + d + "/" +
+                   name + ".pem");
+}
+
 // false if openssl failed.
 inline bool make_test_pki(const std::string& d) {
   const std::string ec = " -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
@@ -34,10 +52,9 @@ inline bool make_test_pki(const std::string& d) {
          run_quiet("openssl x509 -req -in " + d + "/server.csr -CA " + d + "/ca.pem -CAkey " + d +
                    "/ca.key -CAcreateserial -days 1 -extfile " + d + "/san.ext -out " + d +
                    "/server.pem") &&
-         run_quiet("openssl req" + ec + " -keyout " + d + "/client.key -out " + d +
-                   "/client.csr -subj /CN=leaf0-agent") &&
-         run_quiet("openssl x509 -req -in " + d + "/client.csr -CA " + d + "/ca.pem -CAkey " + d +
-                   "/ca.key -CAcreateserial -days 1 -out " + d + "/client.pem");
+         make_client_cert(d, "client", "admin") &&
+         make_client_cert(d, "agent-leaf0", "agent:leaf0") &&
+         make_client_cert(d, "tenant-default", "rank-host", "epic:tenant:default");
 }
 
 }  // namespace epic::testing

@@ -27,7 +27,7 @@ namespace pb = ::epic::inc::v1;
 using namespace epic::incctl;
 
 struct Options {
-  std::string manager = "127.0.0.1:50051";
+  std::string manager = "unix:/run/epic/inc-manager.sock";  // inc-manager's default --listen
   bool json = false;
   uint32_t timeout_ms = 5000;
   std::string tls_ca, tls_cert, tls_key;

@@ -35,6 +35,15 @@ case_ 105 "--heartbeat-timeout-ms: Value 99 not in range 100 to 2592000000" \
 case_ 1 "--listen 127.0.0.1:99999: the port must be a number in 0..65535" \
   "$manager" --listen 127.0.0.1:99999
 case_ 1 "--listen unix:: the unix socket path is empty" "$manager" --listen unix:
+# No caller identity (no client certificates) outside a unix socket, unless said out loud.
+case_ 1 "--listen 127.0.0.1:0: without client certificates every caller would be the operator" \
+  "$manager" --listen 127.0.0.1:0 --no-state
+case_ 105 "--socket-mode: Value 0999 is not an octal file mode in 0..0777" \
+  "$manager" --listen "unix:$sock" --socket-mode 0999
+case_ 105 "--max-agent-streams: Value 0 not in range" "$manager" --listen "unix:$sock" --max-agent-streams 0
+case_ 105 "--max-pending-joins-per-tenant: Value -1 not in range" \
+  "$manager" --listen "unix:$sock" --max-pending-joins-per-tenant -1
+case_ 108 "--state-dir excludes --no-state" "$manager" --listen "unix:$sock" --no-state --state-dir /nonexistent
 case_ 3 "incctl: --manager 0.0.0.0:9 is not a unix socket or loopback address" \
   "$incctl" --manager 0.0.0.0:9 --timeout-ms 500 groups
 

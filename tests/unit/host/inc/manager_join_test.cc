@@ -234,8 +234,8 @@ TEST(ManagerJoinTlsTest, RankJoinsAMutualTlsManager) {
   auto server = manager::service::ManagerServer::start(o, mt::quiet_log());
   ASSERT_TRUE(server.ok()) << server.error().to_string();
   grpc::SslCredentialsOptions creds{epic::testing::slurp(d + "/ca.pem"),
-                                    epic::testing::slurp(d + "/client.key"),
-                                    epic::testing::slurp(d + "/client.pem")};
+                                    epic::testing::slurp(d + "/agent-leaf0.key"),
+                                    epic::testing::slurp(d + "/agent-leaf0.pem")};
   mt::FakeAgent agent(grpc::CreateChannel(o.listen, grpc::SslCredentials(creds)));
   agent.register_switch(mt::FakeAgent::leaf0(256));
 
@@ -244,8 +244,8 @@ TEST(ManagerJoinTlsTest, RankJoinsAMutualTlsManager) {
   m.group = "tls";
   m.join_timeout = 5s;
   m.ca_file = d + "/ca.pem";
-  m.cert_file = d + "/client.pem";
-  m.key_file = d + "/client.key";
+  m.cert_file = d + "/tenant-default.pem";  // the role tenant:default (a URI SAN)
+  m.key_file = d + "/tenant-default.key";
   auto joined = std::async(std::launch::async, [m] {
     return ManagerJoin(m).join(0, 1, rank_endpoint(0), std::nullopt);
   });

@@ -23,8 +23,8 @@ class ManagerProcess {
   explicit ManagerProcess(const std::string& listen) {
     pid_ = fork();
     if (pid_ == 0) {
-      execl(MANAGER_PATH, MANAGER_PATH, "--listen", listen.c_str(), "--log-level", "error",
-            static_cast<char*>(nullptr));
+      execl(MANAGER_PATH, MANAGER_PATH, "--listen", listen.c_str(), "--no-state", "--log-level",
+            "error", static_cast<char*>(nullptr));
       _exit(127);
     }
   }

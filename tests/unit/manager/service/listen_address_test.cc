@@ -121,12 +121,14 @@ TEST(ListenAddress, AStaleSocketFileIsReplaced) {
 TEST(ListenAddress, ASecondManagerOnABoundTcpPortIsRefused) {
   ServerOptions o;
   o.listen = "127.0.0.1:0";
+  o.insecure = true;  // no client certificates on TCP
   o.service = test_options();
   auto first = ManagerServer::start(std::move(o), quiet_log());
   ASSERT_TRUE(first.ok()) << first.error().to_string();
   const std::string address = "127.0.0.1:" + std::to_string(first.value()->port());
   ServerOptions again;
   again.listen = address;
+  again.insecure = true;
   again.service = test_options();
   auto second = ManagerServer::start(std::move(again), quiet_log());
   ASSERT_FALSE(second.ok());

@@ -82,8 +82,8 @@ TEST(TlsTest, IncctlAndARealIncAgentUseMutualTls) {
   ao.address = target;
   ao.tls = {.enabled = true,
             .root_ca_file = d + "/ca.pem",
-            .cert_file = d + "/client.pem",
-            .key_file = d + "/client.key",
+            .cert_file = d + "/agent-leaf0.pem",  // CN=agent:leaf0: may register leaf0
+            .key_file = d + "/agent-leaf0.key",
             .server_name = ""};
   auto agent = std::make_unique<RealAgent>(ao);
   ASSERT_EQ(agent->start_error(), "");
