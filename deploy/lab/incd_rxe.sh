@@ -5,7 +5,7 @@
 #
 #   deploy/lab/incd_rxe.sh [-o OUTDIR] [--loss PCT[,PCT...]] [--modes M[,M]] [--ranks N] [--incd PATH]
 #                          [--inc-rank PATH] [--plan PLAN] [--reps K] [--window MW]
-#                          [--qp-timeout CODE] [--seed S] [-t SEC] [--no-pcap-check]
+#                          [--qp-timeout CODE] [--seed S] [-t SEC] [--no-pcap-check] [--forge]
 #
 # Boots N guests (rxe_lab.sh --no-bridge; N >= 3, default 3) with inc-rank packed into their
 # initramfs. Guest g is rank g-1 on rxe0 (10.9.0.g, GID index 1, the MAC rxe_lab.sh gives it).
@@ -27,6 +27,18 @@
 # The capture (UDP 4791 on every tap, both directions) is checked by check_rxe_pcap.py: every
 # ICRC, those rdma_rxe produced and those incd produced (skip with --no-pcap-check).
 # The last line is "INCD_RXE PASS ..." or "INCD_RXE FAIL: <reason>".
+#
+# --forge (issue 16, docs/security.md): every phase also gives incd a fourth port, "forger": a
+# veth pair from the lab namespace to a namespace of its own (epicforge-<pid>-<random>, deleted
+# on exit), where scapy (tests/integration/forge_roce.py, driven by incd_rxe_forge.py) sends,
+# with the switch QPNs known: before the ranks are released, rank 0's exact first announcement
+# and data packet; while they run, 40 rounds (0.25 s apart) of rank 0's contribution,
+# announcement, ACK far ahead and sequence NAK (rank 0's MAC and IPv4), a contribution with its
+# own addresses and a result "from the switch" toward rank 1's QP; and, in lossless phases, on
+# rank 0's tap a contribution with another MAC, another IPv4, and UDP source port 4791 (incd
+# runs with udp_source_ports 49152-65535).
+# The ranks must still verify every result, and incd must count every forgery exactly once
+# under its reason and on its port (metrics.p<k>.txt), else the phase FAILs.
 #
 # Artefacts in OUTDIR (default: a new /tmp/epic-incd-rxe.XXXXXX, kept): roce.g<g>n0.pcap
 # (per tap), incd.p<k>.json / incd.p<k>.log / metrics.p<k>.txt, pcap_check.g<g>.txt, and
@@ -51,7 +63,8 @@ if [ "${1:-}" = __switch ]; then
   SHARE=$2; OUTDIR=$3; INCD=$4
   . "$SHARE/params.sh"
   read -r -a TAPS <<< "${EPICLAB_TAPS:?}"
-  INCD_PID=""; STOP_S=0
+  INCD_PID=""; STOP_S=0; FPIDS=(); FIF=""
+  FORGER=$ROOT/tests/integration/forge_roce.py
   stop_incd() {
     [ -n "$INCD_PID" ] || return 0
     kill -TERM "$INCD_PID" 2>/dev/null
@@ -63,7 +76,13 @@ if [ "${1:-}" = __switch ]; then
     INCD_PID=""
     return $rc
   }
-  trap 'stop_incd; touch "$SHARE/host.done"' EXIT
+  stop_forgers() { # bounded: forge_roce.py runs under timeout 60; TERM reaches python (ip execs it)
+    local p
+    for p in "${FPIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
+    for p in "${FPIDS[@]}"; do wait "$p" 2>/dev/null; done
+    FPIDS=()
+  }
+  trap 'stop_forgers; stop_incd; touch "$SHARE/host.done"' EXIT
   trap 'exit 143' TERM INT
   scrape() { /usr/bin/python3 -c "import urllib.request,sys;sys.stdout.write(urllib.request.urlopen('http://127.0.0.1:$METRICS_PORT/metrics',timeout=3).read().decode())"; }
   wait_files() { # PREFIX SECONDS [K]: waits for PREFIX.g1 .. PREFIX.gN; with K, gives up early
@@ -85,6 +104,18 @@ if [ "${1:-}" = __switch ]; then
     done
   }
   echo "host: taps ${TAPS[*]}"
+  if [ "${FORGE:-0}" = 1 ]; then
+    # --forge: a fourth incd port "forger", a veth pair whose other end (forge0) lives in the
+    # run's forger namespace (incd_rxe.sh created $FORGE_NS and deletes it on exit)
+    if ip link add forge-sw type veth peer name forge0 netns "$FORGE_NS" && ip link set forge-sw up \
+       && ip -n "$FORGE_NS" link set forge0 up; then
+      ethtool -K forge-sw tx off tso off gso off gro off > /dev/null 2>&1
+      FIF=forge-sw
+      echo "host: forger port forge-sw <-> $FORGE_NS/forge0"
+    else
+      echo "host: could not create the forger's veth pair: no forgeries (the forge check fails)"
+    fi
+  fi
   k=0
   for phase in $PHASES; do
     k=$((k + 1))
@@ -97,7 +128,7 @@ if [ "${1:-}" = __switch ]; then
       touch "$SHARE/go.p$k"; continue
     fi
     cfg=$OUTDIR/incd.p$k.json
-    /usr/bin/python3 - "$cfg" "$k" "$loss" "$SHARE" "$mode" "${TAPS[@]}" <<'PY'
+    FORGE_IF=$FIF /usr/bin/python3 - "$cfg" "$k" "$loss" "$SHARE" "$mode" "${TAPS[@]}" <<'PY'
 import json, os, sys
 cfg, k, loss, share = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
 mode, taps = int(sys.argv[5]), sys.argv[6:]
@@ -122,6 +153,10 @@ for i, tap in enumerate(taps):
         for j, d in enumerate(("rx", "tx")):
             faults.append({"port": name, "direction": d, "drop": loss / 100.0,
                            "seed": 1000 * k + 10 * g + j})
+fif = os.environ.get("FORGE_IF", "")
+if fif:  # --forge: the forger's port, no member on it, no faults
+    ports.append({"name": "forger", "mtu": 1500,
+                  "device": f"net_af_packet{len(taps)},iface={fif},framecnt=4096,qdisc_bypass=0"})
 c = {
     "eal": {"lcores": "0-1", "hugepages": False, "memory_mb": 256,
             "file_prefix": f"incd-rxe-{os.getpid()}-p{k}", "log_level": "warning"},
@@ -136,6 +171,8 @@ c = {
     "metrics": {"listen": f"127.0.0.1:{p['METRICS_PORT']}", "stall_after_ms": 5000},
     "log": {"level": "info", "file": ""},
 }
+if p.get("FORGE") == "1":  # rdma_rxe's UDP source ports are 49152-65535 (from the QPN)
+    c["switch"]["udp_source_ports"] = "49152-65535"
 json.dump(c, open(cfg, "w"), indent=1)
 PY
     "$INCD" -c "$cfg" > "$OUTDIR/incd.p$k.log" 2>&1 &
@@ -151,8 +188,38 @@ PY
       stop_incd; touch "$SHARE/go.p$k"; continue
     fi
     echo "host: phase $k (Mode-$mode, loss $loss%): incd pid $INCD_PID up after $(( $(date +%s) - t0 ))s; ranks go"
-    touch "$SHARE/go.p$k"
+    forge_spec() { /usr/bin/python3 "$HERE/incd_rxe_forge.py" spec "$SHARE" "$k" "$1" "$FORGE_ROUNDS" "$FORGE_GAP_S" "${TAPS[@]}"; }
+    if [ -n "$FIF" ]; then
+      # The rounds (bounded: FORGE_ROUNDS rounds FORGE_GAP_S apart, and timeout 60) start with
+      # the prelude, so that scapy's slow start on a loaded machine overlaps it and the rounds
+      # run while the ranks connect and run: the third host on its own port; and in lossless
+      # phases rank 0's cable (frames written on the host side of rank 0's tap reach incd's
+      # socket on that port; with loss, incd's fault stage on that port would eat some of them).
+      timeout --foreground 60 ip netns exec "$FORGE_NS" /usr/bin/python3 "$FORGER" forge0 "$(forge_spec third)" \
+        > "$OUTDIR/forge.p$k.third.txt" 2>&1 &
+      FPIDS+=($!)
+      if awk -v l="$loss" 'BEGIN { exit !(l == 0) }'; then
+        tap1=$(printf '%s\n' "${TAPS[@]}" | grep 'g1n0$')
+        timeout --foreground 60 /usr/bin/python3 "$FORGER" "$tap1" "$(forge_spec cable)" \
+          > "$OUTDIR/forge.p$k.cable.txt" 2>&1 &
+        FPIDS+=($!)
+      fi
+      # before the ranks are released: rank 0's exact first announcement and data packet
+      timeout --foreground 60 ip netns exec "$FORGE_NS" /usr/bin/python3 "$FORGER" forge0 "$(forge_spec prelude)" \
+        > "$OUTDIR/forge.p$k.prelude.txt" 2>&1
+      echo "host: phase $k prelude: $(tail -n 1 "$OUTDIR/forge.p$k.prelude.txt")"
+    fi
+    touch "$SHARE/go.p$k"; tgo=$(date +%s)
     wait_files "$SHARE/done.p$k" "$PHASE_WAIT_S"; waited=$?
+    if [ -n "$FIF" ]; then
+      tdone=$(date +%s)
+      for p in "${FPIDS[@]}"; do wait "$p" 2>/dev/null; done; FPIDS=()
+      for f in third cable; do
+        [ -f "$OUTDIR/forge.p$k.$f.txt" ] || continue
+        echo "host: phase $k $f forger: rounds ended $(( $(stat -c %Y "$OUTDIR/forge.p$k.$f.txt") - tgo )) s after go" \
+          "(ranks done after $(( tdone - tgo )) s): $(tail -n 1 "$OUTDIR/forge.p$k.$f.txt")"
+      done
+    fi
     scrape > "$OUTDIR/metrics.p$k.txt" 2>&1
     alive=0; kill -0 "$INCD_PID" 2>/dev/null && alive=1
     stop_incd; incd_rc=$?
@@ -168,7 +235,8 @@ usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 die() { echo "incd_rxe.sh: $*" >&2; echo "INCD_RXE FAIL: $*"; exit 2; }
 OUTDIR=""; LOSS="0,1"; MODES=2; HOP_TIMEOUT_US=20000; RANKS=3; INCD=$ROOT/build/release/daemon/incd
 INC_RANK=$ROOT/build/release/tools/inc-rank/inc-rank; REPS=1; WINDOW=64; QP_TIMEOUT=18
-TIMEOUT=420; PCAP_CHECK=1; SEED=1; SWITCH_MAC=02:ec:00:00:00:fe
+TIMEOUT=420; PCAP_CHECK=1; SEED=1; SWITCH_MAC=02:ec:00:00:00:fe; FORGE=0; FORGE_ROUNDS=40
+FORGE_GAP_S=0.25
 # AllReduce int32 and fp32 sum, Barrier, Broadcast (root 1), Reduce (root 2); up to 64 KiB a
 # rank (64 packets at path MTU 1024: within the window, as the verbs window needs). Mode-III
 # phases also run ReduceScatter and AllGather (PLAN3_EXTRA; not in Mode-II phases: with loss,
@@ -195,6 +263,7 @@ while [ $# -gt 0 ]; do
     --seed) SEED=$2; shift 2;;
     -t|--timeout) TIMEOUT=$2; shift 2;;
     --no-pcap-check) PCAP_CHECK=0; shift;;
+    --forge) FORGE=1; shift;;
     -h|--help) usage; exit 0;;
     *) echo "incd_rxe.sh: unknown argument $1 (see --help)" >&2; exit 2;;
   esac
@@ -232,8 +301,26 @@ else
 fi
 touch "$OUTDIR/.incd_rxe"
 T0=$(date +%s)
+FORGE_NS=""
+forge_ns_del() { # whatever runs in the forger's namespace was started by this run
+  [ -n "$FORGE_NS" ] || return 0
+  local p
+  for p in $(ip netns pids "$FORGE_NS" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
+  ip netns del "$FORGE_NS" 2>/dev/null
+  FORGE_NS=""
+}
+if [ $FORGE = 1 ]; then
+  command -v ethtool > /dev/null && /usr/bin/python3 -c 'import scapy.contrib.roce' 2> /dev/null \
+    || die "--forge needs ethtool and python3-scapy (deploy/install.sh)"
+  FORGE_NS=epicforge-$$-$RANDOM
+  trap forge_ns_del EXIT
+  ip netns add "$FORGE_NS" || die "cannot create the network namespace $FORGE_NS"
+  ip -n "$FORGE_NS" link set lo up
+  ip netns exec "$FORGE_NS" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 \
+    net.ipv6.conf.default.disable_ipv6=1 > /dev/null 2>&1 || true  # no IPv6 chatter
+fi
 nphases=$(wc -w <<< "$PHASES")
-echo "incd_rxe: $RANKS ranks, phases (mode/loss %): $PHASES, hop timeout ${HOP_TIMEOUT_US} us (Mode-III), window $WINDOW, qp timeout code $QP_TIMEOUT, seed $SEED, out $OUTDIR"
+echo "incd_rxe: $RANKS ranks, phases (mode/loss %): $PHASES, hop timeout ${HOP_TIMEOUT_US} us (Mode-III), window $WINDOW, qp timeout code $QP_TIMEOUT, seed $SEED, out $OUTDIR${FORGE_NS:+, forger namespace $FORGE_NS}"
 
 cat > "$OUTDIR/params.sh" <<EOF
 RANKS=$RANKS
@@ -255,6 +342,10 @@ WAIT_MS=420000
 METRICS_PORT=9464
 BOOT_WAIT_S=300
 PHASE_WAIT_S=300
+FORGE=$FORGE
+FORGE_NS=$FORGE_NS
+FORGE_ROUNDS=$FORGE_ROUNDS
+FORGE_GAP_S=$FORGE_GAP_S
 EOF
 
 LAB=$OUTDIR/lab
@@ -270,6 +361,7 @@ trap 'kill -TERM $LAB_PID 2>/dev/null; wait $LAB_PID 2>/dev/null || true
 wait $LAB_PID || lab_rc=$?
 trap - TERM INT
 echo "lab: rc=$lab_rc"
+forge_ns_del
 SHARE=$LAB/share
 
 # --- verdicts ------------------------------------------------------------------------------
@@ -279,7 +371,7 @@ expected3=$(( $(tr ',' '\n' <<< "$PLAN${PLAN3_EXTRA:+,$PLAN3_EXTRA}" | grep -c .
 metric() { # FILE NAME [LABEL-SUBSTRING]: sum of the samples
   awk -v n="$1" -v l="${3:-}" '$1 ~ "^"n"({|$)" && index($0, l) { s += $NF } END { printf "%d", s }' "$2" 2>/dev/null
 }
-fail_reasons=(); total_verified=0; k=0
+fail_reasons=(); total_verified=0; k=0; total_forged=0
 for phase in $PHASES; do
   k=$((k + 1))
   mode=${phase%/*}; loss=${phase#*/}
@@ -303,15 +395,26 @@ for phase in $PHASES; do
   host=$(grep -h "^HOST_PHASE $k " "$SHARE/host_phases.txt" 2>/dev/null | tail -n 1)
   incd_ok=0; grep -q 'rc=0 incd_alive=1 incd_exit=0' <<< "$host" && incd_ok=1
   verdict=FAIL; [ $ok = "$RANKS" ] && [ $incd_ok = 1 ] && verdict=PASS
+  forge_line=""; forge_ok=1
+  if [ $FORGE = 1 ]; then
+    forge_line=$(/usr/bin/python3 "$HERE/incd_rxe_forge.py" check "$m" "$OUTDIR" "$k" "$FORGE_ROUNDS" "$loss" 2>&1) || forge_ok=0
+    [ $forge_ok = 1 ] || verdict=FAIL
+    n=$(sed -n 's/^forge: ok forged=\([0-9]*\).*/\1/p' <<< "$forge_line")
+    total_forged=$((total_forged + ${n:-0}))
+  fi
   printf 'PHASE %d mode=%s loss=%s%% %s ranks_ok=%d/%d collectives_verified=%d worst_latency_ms=%.0f %s | incd: aggregations=%s retransmissions=%s faults_injected=%s engine_drops=%s\n' \
     "$k" "$mode" "$loss" "$verdict" "$ok" "$RANKS" "$verified" "$(awk -v x="$worst" 'BEGIN{print x/1000}')" \
     "${host#HOST_PHASE $k }" \
     "$(metric incd_group_aggregations_completed_total "$m")" "$(metric incd_group_retransmissions_total "$m")" \
     "$(metric incd_port_faults_injected_total "$m")" "$(metric incd_engine_drops_total "$m")"
+  [ -n "$forge_line" ] && echo "  $forge_line"
   for g in $(seq 1 "$RANKS"); do
     echo "  g$g rxe: $(cat "$SHARE/rxe.p$k.g$g.txt" 2>/dev/null || echo none)"
   done
-  [ $verdict = PASS ] || fail_reasons+=("phase $k (Mode-$mode, loss $loss%):${detail:- incd: ${host:-no host result}}")
+  if [ $ok != "$RANKS" ] || [ $incd_ok != 1 ]; then
+    fail_reasons+=("phase $k (Mode-$mode, loss $loss%):${detail:- incd: ${host:-no host result}}")
+  fi
+  [ $forge_ok = 1 ] || fail_reasons+=("phase $k (Mode-$mode, loss $loss%): the forgeries were not counted as expected: ${forge_line#forge: }")
 done
 [ "$lab_rc" = 0 ] || fail_reasons+=("the lab run failed (rxe_lab.sh rc=$lab_rc)")
 for g in $(seq 1 "$RANKS"); do
@@ -332,7 +435,10 @@ if [ $PCAP_CHECK = 1 ]; then
     budget=$(( T0 + TIMEOUT + 140 - $(date +%s) )); [ $budget -gt 120 ] && budget=120
     if [ $budget -lt 5 ]; then fail_reasons+=("no time left to check $p"); continue; fi
     if timeout $budget /usr/bin/python3 "$HERE/check_rxe_pcap.py" "$p" > "$OUTDIR/pcap_check.g$g.txt" 2>&1; then
-      echo "pcap g$g: $total frames ($((total - from_incd)) from rdma_rxe, $from_incd from incd):" \
+      forged=""  # --forge: the frames written on rank 0's tap are in its capture too
+      [ $FORGE = 1 ] && [ "$g" = 1 ] && forged=", of which $(cat "$OUTDIR"/forge.p*.cable.txt 2>/dev/null |
+        grep -o '=[0-9]*' | tr -d = | awk '{ s += $1 } END { print s + 0 }') forged on the tap"
+      echo "pcap g$g: $total frames ($((total - from_incd)) from rdma_rxe$forged, $from_incd from incd):" \
         "$(grep -h 'ICRC' "$OUTDIR/pcap_check.g$g.txt" | sed 's/  */ /g' | paste -sd';')"
       [ "$from_incd" -gt 0 ] || fail_reasons+=("the capture $p holds no frame from incd")
     else
@@ -353,4 +459,5 @@ if [ ${#fail_reasons[@]} -gt 0 ]; then
   exit 1
 fi
 echo "artefacts: $OUTDIR"
-echo "INCD_RXE PASS phases=$nphases ranks=$RANKS collectives_verified=$total_verified wall=${wall}s"
+forged=""; [ $FORGE = 1 ] && forged=" forged_frames_dropped=$total_forged"
+echo "INCD_RXE PASS phases=$nphases ranks=$RANKS collectives_verified=$total_verified$forged wall=${wall}s"

@@ -22,37 +22,21 @@ edge_mac, edge_ipv4, edge_udp_port; incd_switch_drops_total spoofed_switch) and 
 """
 import json
 import os
-import struct
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "deploy", "netns"))
 import incd_lab  # noqa: E402
+from forge_frames import (ACK, ACK_CREDITS, CONTROL_IMM, NAK_SEQ, SEND_FIRST,  # noqa: E402
+                          SEND_MIDDLE, SEND_ONLY, SEND_ONLY_IMM, control_payload, frame)
 
 RANKS = 4
 ROUNDS = 40
-CONTROL_IMM = 0x45504943  # proto/vocab/collective.h kControlImm
-SEND_ONLY, SEND_ONLY_IMM, ACK = 0x04, 0x05, 0x11
-NAK_SEQ, ACK_CREDITS = 0x60, 0x1F
 PSN0 = 0x100
 PLAN = ("allreduce:int32:sum:200000,allreduce:fp32:sum:3000,broadcast:int32:root=1:3000,"
         "reduce:int32:sum:root=2:3000,allgather:int32:700,reduce_scatter:int32:sum:700,barrier")
 FORGER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "forge_roce.py")
 FIRST_COUNT = 200000  # PLAN's first collective: AllReduce int32 sum of 200000 elements
-SEND_FIRST, SEND_MIDDLE = 0x00, 0x01
-
-
-def control_payload(type_code, dtype_code, op_code, root, count):
-    """proto/vocab/collective.cc encode_control: magic "EPC1", codes, root, count (LE)."""
-    return (struct.pack("<I", 0x31435045) + bytes([type_code, dtype_code, op_code, 0]) +
-            struct.pack("<HH", root, 0) + struct.pack("<I", count)).hex()
-
-
-def frame(kind, src_mac, src_ip, dst_mac, dst_ip, dqpn, opcode, psn, sport=0xC000, **extra):
-    f = {"kind": kind, "eth_src": src_mac, "eth_dst": dst_mac, "ip_src": src_ip, "ip_dst": dst_ip,
-         "udp_sport": sport, "opcode": opcode, "dqpn": dqpn, "psn": psn}
-    f.update(extra)
-    return f
 
 
 def forgeries(sw, r0, r1, third):
