@@ -25,10 +25,12 @@ class Actions {
     ++counters.tx_frames;
   }
   // An ACK (or NAK: the AETH syndrome says which) on one edge of the group, from this switch's
-  // endpoint of it (`link.local`) to the other end; `Link` is a ChildLink or a ParentLink.
+  // endpoint of it (`link.local`) to the other end; `Link` is a ChildLink or a ParentLink;
+  // `pkey` is the group's (GroupConfig::wire_pkey).
   template <typename Link>
-  void send_ack(const Link& link, uint32_t psn, uint8_t syndrome) {
+  void send_ack(const Link& link, uint32_t psn, uint8_t syndrome, uint16_t pkey) {
     FrameSpec f;
+    f.pkey = pkey;
     f.src = &link.local;
     f.dst = &link.remote;
     f.udp_src_port = link.udp_src_port;

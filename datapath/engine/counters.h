@@ -44,6 +44,7 @@ enum class CounterKind : uint8_t { kTotal, kDisposition, kDrop, kEvent };
   X(drop_edge_mac, kDrop, "edge_mac", "edge binding: source MAC is not the edge member's")        \
   X(drop_edge_ipv4, kDrop, "edge_ipv4", "edge binding: source IPv4 is not the edge member's")     \
   X(drop_edge_udp_port, kDrop, "edge_udp_port", "edge binding: UDP source port outside the range")\
+  X(drop_edge_pkey, kDrop, "edge_pkey", "edge binding: P_Key does not match the group's")         \
   X(drop_data_before_control, kDrop, "data_before_control", "data before its control message")    \
   X(drop_unknown_psn, kDrop, "unknown_psn", "PSN in no known collective of that child")           \
   X(drop_bad_control, kDrop, "bad_control", "control message malformed or disagreeing")           \

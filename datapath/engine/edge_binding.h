@@ -7,6 +7,8 @@
 //   source IPv4   the edge's remote endpoint's address
 //   UDP source    inside the switch's range (RoCEv2 NICs vary it per QP or flow
 //                 for ECMP; incd's `switch.udp_source_ports`, default any)
+//   P_Key         only for a group bound to a partition (GroupConfig::pkey, off by
+//                 default): the BTH's P_Key matches the group's (proto/vocab/pkey.h)
 // The engine checks it before any module sees the packet, so a forged
 // contribution, result, ACK, NAK or announcement changes no state; each mismatch
 // is dropped and counted by reason (EngineCounters drop_edge_*) and by ingress
@@ -21,6 +23,7 @@
 #include "datapath/engine/group.h"
 #include "datapath/wire/packet_view.h"
 #include "proto/vocab/addr.h"
+#include "proto/vocab/pkey.h"
 
 namespace epic::engine {
 
@@ -36,6 +39,7 @@ enum class Binding : uint8_t {
   kWrongMac,      // source MAC is not the edge's remote endpoint's
   kWrongIpv4,     // source IPv4 is not the edge's remote endpoint's
   kWrongUdpPort,  // UDP source port outside the switch's range
+  kWrongPkey,     // the group has a P_Key (GroupConfig::pkey) and the BTH's does not match it
 };
 
 // Whether IPv4 frame `v`, which came in on `ingress_port` and was routed to edge `child` (-1: the
@@ -59,6 +63,7 @@ inline Binding check_binding(const GroupConfig& cfg, int16_t child, const wire::
   }
   if (v.ipv4_src() != remote->ipv4) return Binding::kWrongIpv4;
   if (!udp.contains(v.udp_src_port())) return Binding::kWrongUdpPort;
+  if (cfg.pkey && !vocab::pkey_matches(v.pkey(), *cfg.pkey)) return Binding::kWrongPkey;
   return Binding::kMatch;
 }
 

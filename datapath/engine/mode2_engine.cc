@@ -174,6 +174,9 @@ bool Mode2Engine::bound(const Route& route, const w::PacketView& v, uint16_t por
     case Binding::kWrongUdpPort:
       reason = &counters_.drop_edge_udp_port;
       break;
+    case Binding::kWrongPkey:
+      reason = &counters_.drop_edge_pkey;
+      break;
   }
   ++*reason;
   ++binding_drops_[port < kMaxIngressPorts ? port : kMaxIngressPorts - 1];

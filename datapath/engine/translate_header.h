@@ -12,6 +12,7 @@
 
 #include "datapath/wire/roce_packet.h"
 #include "proto/context/group_context.h"
+#include "proto/vocab/pkey.h"
 
 namespace epic::engine {
 
@@ -23,6 +24,7 @@ struct FrameSpec {
   const Endpoint* src = nullptr;  // this switch's side of the edge
   const Endpoint* dst = nullptr;  // the receiver; dst->qpn goes into the BTH
   uint16_t udp_src_port = 0xC000;
+  uint16_t pkey = vocab::kDefaultPkey;  // the group's (GroupConfig::wire_pkey)
   uint8_t tos = 0;
   uint8_t opcode = 0;
   uint32_t psn = 0;

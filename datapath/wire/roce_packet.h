@@ -18,6 +18,7 @@
 
 #include "datapath/wire/packet_view.h"
 #include "proto/vocab/addr.h"
+#include "proto/vocab/pkey.h"
 
 namespace epic::wire {
 
@@ -53,7 +54,7 @@ struct RocePacket {
   bool solicited = false;
   bool mig_req = false;
   uint8_t transport_version = 0;
-  uint16_t pkey = 0xFFFF;
+  uint16_t pkey = vocab::kDefaultPkey;
   bool fecn = false;
   bool becn = false;
   uint8_t bth_reserved6 = 0;  // byte 4, bits 5:0

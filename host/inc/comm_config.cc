@@ -12,6 +12,7 @@
 #include "host/inc/manager_config.h"
 #include "proto/vocab/addr.h"
 #include "proto/vocab/limits.h"
+#include "proto/vocab/pkey.h"
 #include "proto/vocab/psn.h"
 
 extern char** environ;
@@ -36,6 +37,9 @@ const std::vector<std::pair<std::string, std::string>> kKeys = {
     {"INC_IP", "soft: the endpoint's own IPv4 address; verbs: selects the GID (optional)"},
     {"INC_QPN", "soft: this rank's QPN"},
     {"INC_UDP_SPORT", "soft: UDP source port of our packets (default 49152)"},
+    {"INC_PKEY",
+     "the group's RoCE partition key (BTH P_Key) the QP sends, 0x0001..0xffff (default 0xffff); "
+     "with INC_MANAGER also asked of the manager, whose switches then check it on every packet"},
     {"INC_DEVICE", "verbs: RDMA device name (default: the first with an active RoCEv2 port)"},
     {"INC_IB_PORT", "verbs: port number (default 1)"},
     {"INC_GID_INDEX", "verbs: GID index (default -1: the RoCEv2 GID of INC_IP)"},
@@ -177,6 +181,12 @@ ConfigResult config_from_pairs(const std::map<std::string, std::string>& pairs) 
       auto v = u32(0xFFFF);
       if (!v) return bad(key, value, "expected a UDP port");
       t.udp_sport = static_cast<uint16_t>(*v);
+    } else if (key == "INC_PKEY") {
+      auto v = u32(0xFFFF);
+      if (!v || !vocab::pkey_valid(*v))
+        return bad(key, value, "expected a P_Key 0x0001..0xffff (a partition number other than 0)");
+      t.pkey = static_cast<uint16_t>(*v);
+      c.manager.pkey = t.pkey;
     } else if (key == "INC_IB_PORT") {
       auto v = u32(255);
       if (!v || *v == 0) return bad(key, value, "expected a port number 1..255");

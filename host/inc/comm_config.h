@@ -37,6 +37,9 @@ struct ManagerOptions {
   // INC_MODE when given: the group's mode asked of the manager, 2 (Mode-II) or 3 (Mode-III);
   // the fabric's default otherwise. Every rank must ask the same.
   std::optional<uint32_t> mode;
+  // INC_PKEY when given: the group's P_Key asked of the manager (every rank must ask the same);
+  // unset, the group is bound to no partition.
+  std::optional<uint16_t> pkey;
   bool enabled() const { return !address.empty(); }
 };
 

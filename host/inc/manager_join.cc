@@ -108,6 +108,7 @@ soft::io::Result<JoinAnswer> ManagerJoin::join(uint16_t rank, uint16_t size,
   std::copy(inc.mac.begin(), inc.mac.end(), mine.mac.begin());
   fill(*req.mutable_endpoint(), mine);
   if (options_.window) req.set_window(*options_.window);
+  if (options_.pkey) req.set_pkey(*options_.pkey);
   if (options_.pmtu) req.set_pmtu(*options_.pmtu);
   if (options_.mode) req.set_mode(static_cast<pb::GroupMode>(*options_.mode));
   req.set_queue_timeout_ms(options_.queue_timeout_ms);

@@ -20,6 +20,7 @@
 #include "host/transport/soft/io/status.h"
 #include "proto/vocab/addr.h"
 #include "proto/vocab/limits.h"
+#include "proto/vocab/pkey.h"
 
 namespace epic::host {
 
@@ -40,6 +41,9 @@ struct TransportOptions {
   uint32_t qpn = 0;  // soft only: verbs QPNs are chosen by the device
   uint16_t udp_sport = 0xC000;
   soft::io::LossConfig loss;  // soft only: injected on our side (tests)
+  // The BTH P_Key the QP sends: the group's partition (proto/vocab/pkey.h). verbs: the port's
+  // P_Key table must hold it (full member), and the QP uses its index.
+  uint16_t pkey = vocab::kDefaultPkey;
 
   // verbs
   std::string device;  // "" = the first RDMA device with an active RoCEv2 port

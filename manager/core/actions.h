@@ -32,7 +32,8 @@ struct SwitchContext {
   uint32_t hop_timeout_us = vocab::kDefaultHopTimeoutUs;  // Mode-III: each hop's ACK timeout
   std::vector<TreeChild> children{};
   std::optional<TreeParent> parent{};
-  uint64_t memory_bytes = 0;  // vocab::group_memory_bytes(window, pmtu)
+  uint64_t memory_bytes = 0;       // vocab::group_memory_bytes(window, pmtu)
+  std::optional<uint16_t> pkey{};  // the group's P_Key (GroupRequest::pkey)
   friend bool operator==(const SwitchContext&, const SwitchContext&) = default;
 };
 

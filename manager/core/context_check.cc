@@ -40,6 +40,7 @@ std::string context_errors(const SwitchContext& c, const SwitchSpec& sw) {
   g.pmtu = static_cast<uint16_t>(c.pmtu);
   g.mode = c.mode;
   g.hop_timeout_us = c.hop_timeout_us;
+  g.pkey = c.pkey;
   for (size_t i = 0; i < c.children.size(); ++i) {
     const TreeChild& t = c.children[i];
     vocab::ChildLink l;

@@ -55,6 +55,9 @@ struct GroupRequest {
   std::vector<RankRequest> ranks{};  // every rank 0..N-1 once, in any order
   // How long to wait in the Temporal Mux queue for memory; 0: answer "no INC memory" at once.
   Millis queue_timeout{0};
+  // The group's RoCE partition key: set, every switch checks it on every packet of the group
+  // and sends it (vocab::GroupContext::pkey). nullopt: not checked.
+  std::optional<uint16_t> pkey{};
   friend bool operator==(const GroupRequest&, const GroupRequest&) = default;
 };
 

@@ -224,6 +224,20 @@ void IncManager::bind_endpoints(Group& g) {
   }
 }
 
+SwitchContext switch_context(const Group& g, const TreeNode& n, uint64_t memory_bytes) {
+  return SwitchContext{.group_id = g.id,
+                       .num_ranks = static_cast<uint32_t>(g.request.ranks.size()),
+                       .initial_psn = g.initial_psn,
+                       .window = g.request.window,
+                       .pmtu = g.request.pmtu,
+                       .mode = mode_of(g.request),
+                       .hop_timeout_us = g.hop_timeout_us,
+                       .children = n.children,
+                       .parent = n.parent,
+                       .memory_bytes = memory_bytes,
+                       .pkey = g.request.pkey};
+}
+
 void IncManager::apply(Group& g, Admission& a, Millis now, Effects& fx) {
   for (uint32_t v : a.victims) reclaim(groups_.at(v), now, fx);
   g.tree = std::move(a.tree);
@@ -245,16 +259,7 @@ void IncManager::apply(Group& g, Admission& a, Millis now, Effects& fx) {
   for (size_t i = 0; i < g.tree.nodes.size(); ++i) {
     const TreeNode& n = g.tree.nodes[i];
     g.pending.insert(n.switch_id);
-    SwitchContext ctx{.group_id = g.id,
-                      .num_ranks = static_cast<uint32_t>(g.request.ranks.size()),
-                      .initial_psn = g.initial_psn,
-                      .window = g.request.window,
-                      .pmtu = g.request.pmtu,
-                      .mode = mode_of(g.request),
-                      .hop_timeout_us = g.hop_timeout_us,
-                      .children = n.children,
-                      .parent = n.parent,
-                      .memory_bytes = g.grants[i].bytes};
+    SwitchContext ctx = switch_context(g, n, g.grants[i].bytes);
     fx.actions.push_back(SwitchAction{.kind = ActionKind::kInstallContext,
                                       .switch_id = n.switch_id,
                                       .group_id = g.id,

@@ -76,6 +76,10 @@ struct JoinResult {
   Effects effects{};
 };
 
+// The context of group `g` on its tree node `n`, with the switch memory granted there: what an
+// install sends, and what a re-synchronisation compares an agent's installed context with.
+SwitchContext switch_context(const Group& g, const TreeNode& n, uint64_t memory_bytes);
+
 class IncManager {
  public:
   explicit IncManager(Policy policy = {});

@@ -49,6 +49,13 @@ Result<std::optional<GroupRequest>> Rendezvous::offer(const RankJoin& join, Mill
     return make_error(ErrorCode::kInvalidArgument, who + " asks for " + text(join.mode) + "; " +
                                                        first + " asked for " + text(f.mode));
   }
+  if (join.pkey != f.pkey) {
+    auto text = [](const std::optional<uint16_t>& k) {
+      return k ? "P_Key " + std::to_string(*k) : std::string("no P_Key");
+    };
+    return make_error(ErrorCode::kInvalidArgument, who + " asks for " + text(join.pkey) + "; " +
+                                                       first + " asked for " + text(f.pkey));
+  }
   if (join.queue_timeout != f.queue_timeout) {
     return differs("a queue timeout (ms) of", static_cast<uint64_t>(join.queue_timeout.count()),
                    static_cast<uint64_t>(f.queue_timeout.count()));
@@ -73,7 +80,8 @@ Result<std::optional<GroupRequest>> Rendezvous::offer(const RankJoin& join, Mill
                    .pmtu = join.pmtu,
                    .mode = join.mode,
                    .ranks = {},
-                   .queue_timeout = join.queue_timeout};
+                   .queue_timeout = join.queue_timeout,
+                   .pkey = join.pkey};
   for (auto& [rank, r] : p.ranks) req.ranks.push_back(r);
   pending_.erase(it);
   return std::optional<GroupRequest>{std::move(req)};

@@ -1,7 +1,7 @@
 // Rendezvous: the ranks of a group join one by one (each rank's JoinGroup call carries its own
 // endpoint); the last one completes the GroupRequest that IncManager::join admits. Every rank
-// must agree on the group's size, window, pmtu, mode and queue timeout; a rank joining twice with
-// the same endpoint is a retry (accepted), with another endpoint an error. A rendezvous not
+// must agree on the group's size, window, pmtu, mode, P_Key and queue timeout; a rank joining twice
+// with the same endpoint is a retry (accepted), with another endpoint an error. A rendezvous not
 // complete within its timeout expires with a message naming the missing ranks.
 // Threading: not thread-safe; owned next to the IncManager, on the same strand.
 #pragma once
@@ -28,6 +28,7 @@ struct RankJoin {
   uint32_t pmtu = vocab::kDefaultPmtu;
   std::optional<vocab::GroupMode> mode{};  // nullopt: the fabric's default (GroupRequest::mode)
   Millis queue_timeout{0};
+  std::optional<uint16_t> pkey{};  // GroupRequest::pkey
 };
 
 struct ExpiredRendezvous {

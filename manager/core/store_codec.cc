@@ -270,26 +270,28 @@ json encode(const Group& g) {
     grants.push_back(
         {{"switch", s.switch_id}, {"bytes", s.bytes}, {"from_partition", s.from_partition}});
   }
-  return {{"record", "group"},
-          {"id", g.id},
-          {"tenant", g.request.tenant},
-          {"name", g.request.name},
-          {"state", std::string(group_state_name(g.state))},
-          {"window", g.request.window},
-          {"pmtu", g.request.pmtu},
-          {"mode", static_cast<unsigned>(mode_of(g.request))},
-          {"queue_timeout_ms", g.request.queue_timeout.count()},
-          {"initial_psn", g.initial_psn},
-          {"hop_timeout_us", g.hop_timeout_us},
-          {"created_ms", g.created.count()},
-          {"last_activity_ms", g.last_activity.count()},
-          {"ranks", std::move(ranks)},
-          {"tree", encode_tree(g.tree)},
-          {"grants", std::move(grants)},
-          {"pending_op", op_name(g.pending_op)},
-          {"pending", string_set(g.pending)},
-          {"acked", string_set(g.acked)},
-          {"broken_reason", g.broken_reason}};
+  json out{{"record", "group"},
+           {"id", g.id},
+           {"tenant", g.request.tenant},
+           {"name", g.request.name},
+           {"state", std::string(group_state_name(g.state))},
+           {"window", g.request.window},
+           {"pmtu", g.request.pmtu},
+           {"mode", static_cast<unsigned>(mode_of(g.request))},
+           {"queue_timeout_ms", g.request.queue_timeout.count()},
+           {"initial_psn", g.initial_psn},
+           {"hop_timeout_us", g.hop_timeout_us},
+           {"created_ms", g.created.count()},
+           {"last_activity_ms", g.last_activity.count()},
+           {"ranks", std::move(ranks)},
+           {"tree", encode_tree(g.tree)},
+           {"grants", std::move(grants)},
+           {"pending_op", op_name(g.pending_op)},
+           {"pending", string_set(g.pending)},
+           {"acked", string_set(g.acked)},
+           {"broken_reason", g.broken_reason}};
+  if (g.request.pkey) out["pkey"] = *g.request.pkey;
+  return out;
 }
 
 Group decode_group(const json& j) {
@@ -321,6 +323,13 @@ Group decode_group(const json& j) {
     if (!vocab::hop_timeout_error(g.hop_timeout_us).empty()) {
       fail("hop_timeout_us: " + vocab::hop_timeout_error(g.hop_timeout_us));
     }
+  }
+  if (j.contains("pkey")) {
+    const uint64_t key = get_uint(j, "pkey", UINT16_MAX);
+    if (!vocab::pkey_error(static_cast<uint32_t>(key)).empty()) {
+      fail("pkey: " + vocab::pkey_error(static_cast<uint32_t>(key)));
+    }
+    g.request.pkey = static_cast<uint16_t>(key);
   }
   g.request.queue_timeout =
       Millis{static_cast<int64_t>(get_uint(j, "queue_timeout_ms", INT64_MAX))};

@@ -141,6 +141,10 @@ Result<RankJoin> rank_join_from(const pb::JoinGroupRequest& r) {
     if (!mode) return invalid("mode", vocab::proto_mode_error(r.mode()));
     j.mode = *mode;
   }
+  if (r.has_pkey()) {
+    if (std::string err = vocab::pkey_error(r.pkey()); !err.empty()) return invalid("pkey", err);
+    j.pkey = static_cast<uint16_t>(r.pkey());
+  }
   j.tenant = r.tenant();
   j.group = r.group();
   j.size = r.size();

@@ -79,7 +79,9 @@ pb::GroupContext to_proto(const SwitchContext& c) {
   vocab::GroupContext mode;
   mode.mode = c.mode;
   mode.hop_timeout_us = c.hop_timeout_us;
+  mode.pkey = c.pkey;
   vocab::write_mode(mode, out);
+  vocab::write_pkey(mode, out);
   for (const TreeChild& child : c.children) {
     pb::GroupContext::Child& to = *out.add_children();
     to.set_port(child.port);
@@ -211,6 +213,7 @@ pb::GroupInfo group_info(const Group& g, const IncManager& core) {
   out.set_created_unix_ms(g.created.count());
   out.set_last_activity_unix_ms(g.last_activity.count());
   out.set_mode(mode_to_proto(mode_of(g.request)));
+  if (g.request.pkey) out.set_pkey(*g.request.pkey);
   out.set_hop_timeout_us(g.hop_timeout_us);
   for (const ModeCost& c : core.mode_costs(g)) {
     auto* cost = out.add_mode_costs();
@@ -275,16 +278,7 @@ std::optional<SwitchContext> context_on(const Group& g, const SwitchId& sw) {
   for (const MemoryGrant& s : g.grants) {
     if (s.switch_id == sw) bytes = s.bytes;
   }
-  return SwitchContext{.group_id = g.id,
-                       .num_ranks = static_cast<uint32_t>(g.request.ranks.size()),
-                       .initial_psn = g.initial_psn,
-                       .window = g.request.window,
-                       .pmtu = g.request.pmtu,
-                       .mode = mode_of(g.request),
-                       .hop_timeout_us = g.hop_timeout_us,
-                       .children = n->children,
-                       .parent = n->parent,
-                       .memory_bytes = bytes};
+  return switch_context(g, *n, bytes);
 }
 
 bool same_context(const pb::GroupContext& agent, const pb::GroupContext& manager) {

@@ -27,6 +27,11 @@ std::string proto_mode_error(int value) {
   return std::to_string(value) + " is not a mode (2: Mode-II, 3: Mode-III; unset: Mode-II)";
 }
 
+void write_pkey(const GroupContext& g, GroupContextMsg& out) {
+  out.clear_pkey();
+  if (g.pkey) out.set_pkey(*g.pkey);
+}
+
 void write_mode(const GroupContext& g, GroupContextMsg& out) {
   out.clear_mode();
   out.clear_hop_timeout_us();
@@ -207,6 +212,10 @@ std::optional<GroupContext> ContextReader::read(const Msg& g, const std::string&
       gc.hop_timeout_us = g.hop_timeout_us();
       fail(path + ".hop_timeout_us", hop_timeout_error(gc.hop_timeout_us));
     }
+  }
+  if (g.has_pkey()) {
+    fail(path + ".pkey", pkey_error(g.pkey()));
+    if (pkey_valid(g.pkey())) gc.pkey = static_cast<uint16_t>(g.pkey());
   }
 
   std::vector<uint16_t> used_ports;

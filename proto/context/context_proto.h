@@ -42,6 +42,8 @@ std::string proto_mode_error(int value);
 // a Mode-II one leaves both unset, so that its message is the one writers sent before the
 // fields existed (an agent compares installed contexts field by field).
 void write_mode(const GroupContext& g, GroupContextMsg& out);
+// Writes pkey when the context has one (and leaves it unset otherwise, as above).
+void write_pkey(const GroupContext& g, GroupContextMsg& out);
 
 class ContextReader {
  public:

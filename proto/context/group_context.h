@@ -17,6 +17,7 @@
 
 #include "proto/vocab/addr.h"
 #include "proto/vocab/limits.h"
+#include "proto/vocab/pkey.h"
 
 namespace epic::vocab {
 
@@ -65,6 +66,11 @@ struct GroupContext {
   uint16_t pmtu = kDefaultPmtu;
   GroupMode mode = GroupMode::kMode2;
   uint32_t hop_timeout_us = kDefaultHopTimeoutUs;  // Mode-III: each hop's local ACK timeout
+  // The group's RoCE partition (proto/vocab/pkey.h). Set: every packet the engine acts on for
+  // the group must carry a matching P_Key, and the switch's own packets carry it. Unset (the
+  // default): not checked, and the switch sends the default partition's key.
+  std::optional<uint16_t> pkey{};
+  uint16_t wire_pkey() const { return pkey.value_or(kDefaultPkey); }
   friend bool operator==(const GroupContext&, const GroupContext&) = default;
 };
 

@@ -27,7 +27,9 @@
 //     emitted; every emitted frame parses with full checks (IPv4 checksum,
 //     ICRC), leaves on a port of the group and comes from an INC address;
 //     the edge-binding drops by port add up to the drops by reason, and a UDP
-//     source port is refused only under the narrow range (header flag 64);
+//     source port is refused only under the narrow range (header flag 64), a P_Key only
+//     when group 1 is bound to a partition (header flag 128: P_Key 0x8012, which no template
+//     carries: every frame to group 1 is then an edge_pkey drop, and group 2 runs as usual);
 //   - every ARP reply is a 60-byte reply from an INC address on the request's port.
 //
 // Input: 8 header bytes (see Header), then records, each starting with a byte
@@ -119,8 +121,9 @@ struct Header {
   uint32_t small_mtu_port3;  // max_frame of port 3
   uint32_t initial_psn;
   uint32_t window;
-  bool mode3;       // both groups in Mode-III (hops ACK, NAK and retransmit; timers run at poll)
-  bool narrow_udp;  // engines take UDP source ports 0xC000..0xC003 only (edge binding)
+  bool mode3;        // both groups in Mode-III (hops ACK, NAK and retransmit; timers run at poll)
+  bool narrow_udp;   // engines take UDP source ports 0xC000..0xC003 only (edge binding)
+  bool group1_pkey;  // group 1 is bound to the partition 0x8012 (edge binding)
   uint8_t fault_profile[kWorkers][kPorts];
   uint64_t seed;
 };
@@ -135,6 +138,7 @@ Header read_header(Input& in) {
   h.small_mtu_port3 = (flags & 16) ? 300 : 1518;
   h.mode3 = (flags & 32) != 0;
   h.narrow_udp = (flags & 64) != 0;
+  h.group1_pkey = (flags & 128) != 0;
   h.initial_psn = (0xFFFFC0u + in.byte()) & vocab::kPsnMask;  // near the wrap
   const uint8_t faults = in.byte();
   for (size_t wk = 0; wk < kWorkers; ++wk) {
@@ -296,6 +300,7 @@ void build(Switch& s) {
   s.config.max_frame = {1518, 1518, 9018, s.h.small_mtu_port3};
   s.config.drop_bad_icrc = s.h.drop_bad_icrc;
   s.groups = {group1(s.h), group2(s.h)};
+  if (s.h.group1_pkey) s.groups[0].pkey = 0x8012;
   const uint16_t owner[2] = {0, s.h.group2_owner};
   for (size_t gi = 0; gi < 2; ++gi) {
     const e::GroupConfig& g = s.groups[gi];
@@ -791,9 +796,10 @@ void check_totals(const Switch& s) {
     require(ec.tx_frames == wr.engine_emitted);
     uint64_t bound_drops = 0;
     for (uint64_t n : wr.engine.binding_drops()) bound_drops += n;
-    require(bound_drops ==
-            ec.drop_edge_port + ec.drop_edge_mac + ec.drop_edge_ipv4 + ec.drop_edge_udp_port);
+    require(bound_drops == ec.drop_edge_port + ec.drop_edge_mac + ec.drop_edge_ipv4 +
+                               ec.drop_edge_udp_port + ec.drop_edge_pkey);
     require(s.h.narrow_udp || ec.drop_edge_udp_port == 0);
+    require(s.h.group1_pkey || ec.drop_edge_pkey == 0);
     for (size_t p = 0; p < kPorts; ++p) {
       const sw::FaultCounters& fc = wr.stage[p]->counters();
       require(fc.passed + fc.dropped == wr.stage_in[p]);

@@ -84,6 +84,7 @@ class Network {
     S.config.pmtu = cfg_.pmtu;
     S.config.mode = cfg_.mode;
     S.config.hop_timeout_us = cfg_.hop_timeout_us;
+    S.config.pkey = cfg_.group_pkey;
     const int fan = cfg_.shape[level];
     const bool leaf = level + 1 == cfg_.shape.size();
     if (parent >= 0) {
@@ -114,6 +115,7 @@ class Network {
         q.max_outstanding = cfg_.rank_window != 0 ? cfg_.rank_window : cfg_.window;
         q.retransmit_timeout_ns = cfg_.rank_timeout_ns;
         q.retry_count = 7;
+        q.pkey = cfg_.rank_pkey;
         q.path.local_mac = cl.remote.mac;
         q.path.remote_mac = S.self.mac;
         q.path.local_ipv4 = cl.remote.ipv4;

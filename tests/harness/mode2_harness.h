@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,10 @@ struct HarnessConfig {
   double link_gbps = 0;
   // The ranks' RC retransmission timeout (their local ACK timeout).
   uint64_t rank_timeout_ns = 2'000'000;
+  // The group's RoCE partition at every switch (GroupContext::pkey; nullopt: not checked), and
+  // the P_Key every rank's QP sends.
+  std::optional<uint16_t> group_pkey{};
+  uint16_t rank_pkey = vocab::kDefaultPkey;
 };
 
 struct RunResult {

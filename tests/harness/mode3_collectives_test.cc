@@ -66,5 +66,43 @@ TEST(Mode3Primitives, EveryPrimitiveOnOneTwoAndThreeLevels) {
   }
 }
 
+// A group bound to a partition (GroupContext::pkey): with ranks in it, every primitive runs on
+// two levels in both modes — so the switches' own frames (results, ACKs, partials up the tree,
+// frontiers) carry the group's P_Key, or the next switch would drop them. Ranks that send the
+// default partition's key instead are refused frame by frame as `edge_pkey`, and nothing
+// completes.
+TEST(PartitionKey, AGroupBoundToAPartitionRunsWithItsRanksAndRefusesOthers) {
+  for (const vocab::GroupMode mode : {vocab::GroupMode::kMode2, vocab::GroupMode::kMode3}) {
+    SCOPED_TRACE(static_cast<int>(mode));
+    HarnessConfig cfg;
+    cfg.mode = mode;
+    cfg.shape = {2, 2};
+    cfg.faults = Faults{0.02, 0.02, 0.2};
+    cfg.group_pkey = 0x8012;
+    cfg.rank_pkey = 0x8012;
+    const int R = rank_count(cfg.shape);
+    const uint32_t per = 5 * cfg.pmtu / 4;
+    const std::vector<CollectiveDescriptor> ds = {
+        {CollectiveType::kAllReduce, DType::kInt32, ReduceOp::kSum, 0, per},
+        {CollectiveType::kBroadcast, DType::kInt32, ReduceOp::kSum, 1, per},
+        {CollectiveType::kAllGather, DType::kInt32, ReduceOp::kSum, 0, per / 2},
+        {CollectiveType::kBarrier, DType::kInt32, ReduceOp::kSum, 0, 0},
+    };
+    const Plan p = make_plan(ds, R, 5);
+    const RunResult ok = run(cfg, p.plan, p.inputs);
+    EXPECT_TRUE(ok.ok) << ok.failure;
+    EXPECT_EQ(ok.switches.drop_edge_pkey, 0u);
+
+    cfg.faults = {};
+    cfg.rank_pkey = vocab::kDefaultPkey;
+    cfg.time_limit_ns = 50'000'000;
+    const RunResult refused = run(cfg, p.plan, p.inputs);
+    EXPECT_FALSE(refused.ok);
+    EXPECT_GT(refused.switches.drop_edge_pkey, 0u);
+    EXPECT_EQ(refused.switches.aggregations_completed, 0u);
+    EXPECT_EQ(refused.switches.rx_frames, refused.switches.drop_edge_pkey);
+  }
+}
+
 }  // namespace
 }  // namespace epic::harness

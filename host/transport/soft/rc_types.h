@@ -10,6 +10,7 @@
 #include "datapath/wire/packet_view.h"
 #include "datapath/wire/roce_packet.h"
 #include "proto/vocab/limits.h"
+#include "proto/vocab/pkey.h"
 
 namespace epic::soft {
 
@@ -32,7 +33,7 @@ struct QpConfig {
   uint32_t remote_qpn = 0;  // destination QP of every request and ACK we send
   uint32_t sq_psn = 0;      // first PSN our requester sends
   uint32_t rq_psn = 0;      // first PSN our responder expects (the peer's sq_psn)
-  uint16_t pkey = 0xFFFF;
+  uint16_t pkey = vocab::kDefaultPkey;
   uint16_t pmtu = vocab::kDefaultPmtu;  // path MTU (vocab::valid_pmtu)
   uint32_t max_outstanding = 128;       // EPIC's MW: request packets in flight, unacknowledged
   uint32_t ack_req_every = 64;          // AckReq on every LAST/ONLY and every Nth packet (rxe: 64)

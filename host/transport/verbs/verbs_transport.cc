@@ -11,11 +11,13 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <optional>
 #include <thread>
 
 #include "host/transport/verbs/verbs_util.h"
 #include "proto/vocab/addr.h"
 #include "proto/vocab/limits.h"
+#include "proto/vocab/pkey.h"
 #include "proto/vocab/psn.h"
 
 namespace epic::verbs {
@@ -188,6 +190,21 @@ Result<Probe> probe(ibv_device* device, const VerbsConfig& c) {
   return {p, ""};
 }
 
+// The index of `pkey` in the port's P_Key table (the QP's pkey_index). Index 0 holds the
+// default partition (IBTA 10.9.1.2): 0xFFFF is not looked up. nullopt when the table does not
+// hold it.
+std::optional<uint16_t> find_pkey_index(ibv_context* ctx, uint8_t port, uint16_t pkey) {
+  if (pkey == vocab::kDefaultPkey) return 0;
+  ibv_port_attr attr{};
+  if (ibv_query_port(ctx, port, &attr) != 0) return std::nullopt;
+  for (int i = 0; i < attr.pkey_tbl_len; ++i) {
+    __be16 key = 0;
+    if (ibv_query_pkey(ctx, port, i, &key) != 0) break;
+    if (ntohs(key) == pkey) return static_cast<uint16_t>(i);
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::vector<std::string> list_devices() {
@@ -332,9 +349,16 @@ Status VerbsTransport::setup(const VerbsConfig& c) {
                            std::to_string(c.max_send_wr) + "/" + std::to_string(c.max_recv_wr) +
                            " WRs): " + err_text(errno));
   }
+  const auto pkey_index = find_pkey_index(ctx_, c.port, c.pkey);
+  if (!pkey_index) {
+    char key[8];
+    std::snprintf(key, sizeof key, "%#06x", c.pkey);
+    return Status::failure("P_Key " + std::string(key) + " is not in the P_Key table of " + where +
+                           " (as a full member): the group's partition is not configured there");
+  }
   ibv_qp_attr a{};
   a.qp_state = IBV_QPS_INIT;
-  a.pkey_index = 0;
+  a.pkey_index = *pkey_index;
   a.port_num = c.port;
   a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE;
   if (int rc = ibv_modify_qp(qp_, &a,

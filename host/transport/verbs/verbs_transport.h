@@ -34,6 +34,7 @@
 #include "host/transport/verbs/mr_cache.h"
 #include "host/transport/verbs/send_window.h"
 #include "proto/vocab/limits.h"
+#include "proto/vocab/pkey.h"
 
 struct ibv_context;
 struct ibv_pd;
@@ -63,6 +64,7 @@ struct VerbsConfig {
   uint8_t traffic_class = 0;
   uint8_t hop_limit = 64;
   uint8_t sl = 0;
+  uint16_t pkey = vocab::kDefaultPkey;  // the P_Key the QP sends (its index in the port's table)
   // Idle memory registrations kept for reuse (mr_cache.h: only safe when
   // buffers are not freed and reallocated while the transport lives, or with
   // ODP). 0: a registration lives while work requests use it.

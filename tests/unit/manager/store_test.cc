@@ -121,6 +121,24 @@ TEST_F(StoreTest, ModesRoundTripAndAStoreWithoutThemHoldsModeIIGroups) {
   EXPECT_EQ(g->hop_timeout_us, vocab::kDefaultHopTimeoutUs);
 }
 
+TEST_F(StoreTest, APartitionKeyRoundTripsAndABadOneIsRefused) {
+  GroupRequest r = make_request("pkey", {{0, 0}, {0, 1}}, 8, 0x500);
+  r.pkey = 0x8012;
+  const uint32_t id = testing::install(m, r, Millis{60'000});
+  auto loaded = decode_store(encode_store(m), kPolicy, Millis{70'000});
+  ASSERT_TRUE(loaded.ok()) << loaded.error().to_string();
+  EXPECT_EQ(loaded.value().manager.groups(), m.groups());
+  EXPECT_EQ(loaded.value().manager.find_group(id)->request.pkey, 0x8012);
+  EXPECT_FALSE(loaded.value().manager.find_group(across)->request.pkey) << "none: unset";
+  auto lines = lines_of(encode_store(m));
+  const size_t at = line_with(lines, "\"pkey\":32786");
+  replace_in(lines[at - 1], "\"pkey\":32786", "\"pkey\":32768");
+  auto bad = decode_store(join_lines(lines), kPolicy, Millis{70'000});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("pkey: 32768 is not a P_Key"), std::string::npos)
+      << bad.error().message;
+}
+
 TEST_F(StoreTest, TheRecoveredManagerCarriesOn) {
   auto loaded = decode_store(encode_store(m), kPolicy, Millis{70'000});
   ASSERT_TRUE(loaded.ok()) << loaded.error().to_string();

@@ -33,6 +33,7 @@ struct Sender {
   vocab::MacAddr mac{2, 0xAA, 0, 0, 0, 0};
   uint32_t ipv4 = 0x0A640000u;
   uint16_t udp_src = 0xC000;
+  uint16_t pkey = vocab::kDefaultPkey;
 };
 Sender rank(uint8_t r) {
   return {r, {2, 0xAA, 0, 0, 0, r}, 0x0A640000u + r, static_cast<uint16_t>(0xC000 + r)};
@@ -41,6 +42,7 @@ Sender rank(uint8_t r) {
 std::vector<uint8_t> control_from(const Sender& s, uint32_t dest_qp) {
   auto b = w::PacketBuilder().eth(kSwitchMac, s.mac).ipv4(s.ipv4, kSwitchIp);
   b.udp_src_port(s.udp_src);
+  b.pkey(s.pkey);
   b.bth(w::op::kSendOnlyImm, dest_qp, 100).immdt(kControlImm).payload(control(kAllReduce));
   return b.build();
 }
@@ -137,6 +139,61 @@ TEST(EdgeBinding, ForgeriesChangeNothingAndAreCountedByReasonAndPort) {
                                                             : engine.counters().upward_accepted;
     EXPECT_EQ(taken, 1u);
   }
+}
+
+// A group bound to a partition (GroupConfig::pkey, off by default): IBTA's P_Key match — the
+// same partition number, one of the two keys a full member — and the switch's own frames carry
+// the group's key.
+TEST(EdgeBinding, AGroupBoundToAPartitionTakesOnlyMatchingPKeysAndSendsItsOwn) {
+  GroupConfig cfg = testing::two_rank_group(1, 0x1000);
+  auto verdict = [&](uint16_t pkey) {
+    Sender s = rank(0);
+    s.pkey = pkey;
+    const std::vector<uint8_t> f = control_from(s, 0x1000);
+    const w::ParseResult r = w::parse(f.data(), f.size());
+    EXPECT_TRUE(r.ok());
+    return check_binding(cfg, 0, r.view, s.port, UdpPortRange{});
+  };
+  EXPECT_EQ(verdict(0x1234), Binding::kMatch) << "no partition: not checked";
+  cfg.pkey = 0x8012;
+  EXPECT_EQ(verdict(0x8012), Binding::kMatch);
+  EXPECT_EQ(verdict(0x0012), Binding::kMatch) << "a limited member of the same partition";
+  EXPECT_EQ(verdict(0x8013), Binding::kWrongPkey);
+  EXPECT_EQ(verdict(0xFFFF), Binding::kWrongPkey) << "the default partition is another one";
+  EXPECT_EQ(verdict(0x0000), Binding::kWrongPkey);
+  cfg.pkey = 0x0012;  // the group's ranks are limited members: so may not be the packet
+  EXPECT_EQ(verdict(0x0012), Binding::kWrongPkey);
+  EXPECT_EQ(verdict(0x8012), Binding::kMatch);
+
+  Mode2Engine engine;
+  SlotRegion slots(4, 256);
+  cfg = testing::two_rank_group(1, 0x1000);
+  cfg.mode = vocab::GroupMode::kMode3;  // it ACKs what it takes: a frame of its own to look at
+  cfg.hop_timeout_us = 100;
+  cfg.pkey = 0x8012;
+  engine.install_group(cfg, &slots);
+  TxBatch tx;
+  auto feed = [&](uint16_t pkey) {
+    Sender s = rank(0);
+    s.pkey = pkey;
+    const std::vector<uint8_t> f = control_from(s, 0x1000);
+    const RxFrame rx{f.data(), static_cast<uint16_t>(f.size()), 0};
+    tx.clear();
+    engine.process(&rx, 1, tx, 1'000'000);
+  };
+  const std::vector<Slot> meta = slots.meta;
+  feed(vocab::kDefaultPkey);
+  EXPECT_EQ(tx.size(), 0u);
+  EXPECT_EQ(engine.counters().drop_edge_pkey, 1u);
+  EXPECT_EQ(engine.binding_drops()[0], 1u);
+  EXPECT_EQ(std::memcmp(slots.meta.data(), meta.data(), meta.size() * sizeof(Slot)), 0);
+  feed(0x8012);
+  EXPECT_EQ(engine.counters().hop_taken, 1u);
+  ASSERT_EQ(tx.size(), 1u);
+  const w::ParseResult ack = w::parse(tx.data(0), tx.frame(0).length);
+  ASSERT_TRUE(ack.ok()) << "the ICRC covers the P_Key: it must be computed after it is written";
+  EXPECT_EQ(ack.view.opcode(), w::op::kAck);
+  EXPECT_EQ(ack.view.pkey(), 0x8012);
 }
 
 TEST(EdgeBinding, AFrameFromAPortBeyondTheCountedOnesIsCountedOnTheLast) {

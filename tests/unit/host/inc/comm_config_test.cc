@@ -49,7 +49,8 @@ TEST(CommConfig, EachBadValueIsNamedWithItsKey) {
       {"INC_SWITCH_IP", "10.0.0"}, {"INC_SWITCH_QPN", "0"},    {"INC_SWITCH_QPN", "0x1000000"},
       {"INC_PSN", "16777216"},     {"INC_PMTU", "1500"},       {"INC_WINDOW", "0"},
       {"INC_MAC", "02:00"},        {"INC_GID_INDEX", "-2"},    {"INC_TIMEOUT_MS", "0"},
-      {"INC_RETRY_COUNT", "8"},    {"INC_TIMEOUT_CODE", "32"}, {"INC_MAX_COLLECTIVE_BYTES", "10"}};
+      {"INC_RETRY_COUNT", "8"},    {"INC_TIMEOUT_CODE", "32"}, {"INC_MAX_COLLECTIVE_BYTES", "10"},
+      {"INC_PKEY", "0"},           {"INC_PKEY", "0x8000"},     {"INC_PKEY", "0x10000"}};
   for (const auto& [key, value] : cases) {
     auto pairs = soft_rank();
     pairs[key] = value;
@@ -57,6 +58,19 @@ TEST(CommConfig, EachBadValueIsNamedWithItsKey) {
     EXPECT_FALSE(r.ok()) << key << "=" << value;
     EXPECT_EQ(r.error.rfind(std::string(key) + "=" + value + ": ", 0), 0u) << r.error;
   }
+}
+
+TEST(CommConfig, APartitionKeyIsSentByTheQpAndAskedOfTheManager) {
+  ConfigResult r = config_from_pairs(soft_rank());
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.config.transport.pkey, 0xFFFF) << "the default partition";
+  EXPECT_FALSE(r.config.manager.pkey);
+  auto pairs = soft_rank();
+  pairs["INC_PKEY"] = "0x8012";
+  r = config_from_pairs(pairs);
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.config.transport.pkey, 0x8012);
+  EXPECT_EQ(r.config.manager.pkey, 0x8012);
 }
 
 TEST(CommConfig, TheLargestCollectiveIsTheProtocolsCap) {

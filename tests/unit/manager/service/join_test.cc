@@ -347,6 +347,54 @@ TEST_F(JoinTest, AJoinWithoutAWindowGetsThePathBdpWindowAndItsRanksUseIt) {
   EXPECT_FALSE(agent.next(200ms)) << "nothing sent for the refused group";
 }
 
+// A group bound to a RoCE partition: every rank asks for the same P_Key, and every switch
+// context carries it (the switches then check it on every packet); ranks that disagree, or an
+// invalid key, are refused.
+TEST_F(JoinTest, APartitionKeyReachesEverySwitchContextAndRanksMustAgreeOnIt) {
+  FakeAgent agent(manager_.channel());
+  agent.register_switch(FakeAgent::leaf0(1024));
+  std::vector<std::unique_ptr<AsyncJoin>> ranks;
+  for (uint32_t r = 0; r < 2; ++r) {
+    pb::JoinGroupRequest j = join_request("part", 2, r);
+    j.set_pkey(0x8012);
+    ranks.push_back(std::make_unique<AsyncJoin>(manager_, j));
+  }
+  auto install = agent.next();
+  ASSERT_TRUE(install && install->has_action());
+  ASSERT_TRUE(install->action().context().has_pkey());
+  EXPECT_EQ(install->action().context().pkey(), 0x8012u);
+  agent.ack(install->action().action_id());
+  for (auto& r : ranks) ASSERT_TRUE(r->get().status.ok()) << r->get().status.error_message();
+  EXPECT_EQ(groups().groups(0).pkey(), 0x8012u);
+
+  pb::JoinGroupRequest first = join_request("split", 2, 0);
+  first.set_pkey(0x8012);
+  first.mutable_endpoint()->set_ipv4(rank_ipv4(2));
+  AsyncJoin waits(manager_, first);
+  bool pending = false;  // rank 0 is in the rendezvous before rank 1 disagrees with it
+  for (int i = 0; i < 200 && !pending; ++i) {
+    pending = groups().pending_size() == 1;
+    if (!pending) std::this_thread::sleep_for(20ms);
+  }
+  ASSERT_TRUE(pending);
+  pb::JoinGroupRequest second = join_request("split", 2, 1);
+  second.set_pkey(0x8013);
+  second.mutable_endpoint()->set_ipv4(rank_ipv4(3));
+  const grpc::Status s = join_now(second);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("asks for P_Key 32787; rank 0 asked for P_Key 32786"),
+            std::string::npos)
+      << s.error_message();
+  pb::JoinGroupRequest invalid = join_request("bad", 1, 0);
+  invalid.set_pkey(0x8000);
+  invalid.mutable_endpoint()->set_ipv4(rank_ipv4(4));
+  const grpc::Status b = join_now(invalid);
+  EXPECT_EQ(b.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(b.error_message().find("pkey: 32768 is not a P_Key"), std::string::npos)
+      << b.error_message();
+  manager_.stop();  // answers the rank still waiting
+}
+
 TEST_F(JoinTest, AModeIIIGroupRunsBesideAModeIIGroupAndEverySwitchContextSaysWhichIsWhich) {
   FakeAgent agent(manager_.channel());
   agent.register_switch(FakeAgent::leaf0(1024));

@@ -88,6 +88,34 @@ TEST(ContextReader, ReadsModeIIIAndItsHopTimeout) {
   }
 }
 
+TEST(ContextReader, ReadsAPartitionKeyAndRefusesAnInvalidOne) {
+  const SwitchView sw = view();
+  {
+    ContextErrors errors;
+    ContextReader reader(sw, errors);
+    const auto plain = reader.read(msg(kGood), "context");
+    ASSERT_TRUE(plain) << join(errors);
+    EXPECT_FALSE(plain->pkey) << "off by default";
+    EXPECT_EQ(plain->wire_pkey(), 0xFFFF);
+    ContextReader fresh(sw, errors);  // a reader keeps the endpoints it has read
+    const auto bound = fresh.read(msg(std::string(kGood) + " pkey: 32786"), "context");
+    ASSERT_TRUE(bound) << join(errors);
+    EXPECT_EQ(bound->pkey, 0x8012);
+    GroupContextMsg out;
+    write_pkey(*bound, out);
+    EXPECT_EQ(out.pkey(), 0x8012u);
+    write_pkey(*plain, out);
+    EXPECT_FALSE(out.has_pkey());
+  }
+  for (const char* bad : {" pkey: 0", " pkey: 32768", " pkey: 65536"}) {
+    ContextErrors errors;
+    ContextReader reader(sw, errors);
+    EXPECT_FALSE(reader.read(msg(std::string(kGood) + bad), "context")) << bad;
+    EXPECT_NE(join(errors).find("context.pkey: "), std::string::npos) << join(errors);
+    EXPECT_NE(join(errors).find("is not a P_Key"), std::string::npos) << join(errors);
+  }
+}
+
 TEST(ContextReader, RefusesAnUnknownModeAndABadHopTimeoutByPath) {
   const SwitchView sw = view();
   const struct {
