@@ -41,7 +41,8 @@
 # under its reason and on its port (metrics.p<k>.txt), else the phase FAILs.
 #
 # Artefacts in OUTDIR (default: a new /tmp/epic-incd-rxe.XXXXXX, kept): roce.g<g>n0.pcap
-# (per tap), incd.p<k>.json / incd.p<k>.log / metrics.p<k>.txt, pcap_check.g<g>.txt, and
+# (per tap), incd.p<k>.json / incd.p<k>.log / metrics.p<k>.txt (.err: failed scrape tries),
+# pcap_check.g<g>.txt, and
 # lab/ (rxe_lab.sh's run directory: share/rank.p<k>.g<g>.out = inc-rank's JSON lines,
 # share/rxe.p<k>.g<g>.txt = rdma_rxe's counters, share/out.g<g>.log, console.g<g>.log).
 # An OUTDIR given with -o must be new, empty, or a previous incd_rxe.sh run (then cleared).
@@ -84,7 +85,23 @@ if [ "${1:-}" = __switch ]; then
   }
   trap 'stop_forgers; stop_incd; touch "$SHARE/host.done"' EXIT
   trap 'exit 143' TERM INT
-  scrape() { /usr/bin/python3 -c "import urllib.request,sys;sys.stdout.write(urllib.request.urlopen('http://127.0.0.1:$METRICS_PORT/metrics',timeout=3).read().decode())"; }
+  # The scrape: TRIES (default 3) tries of 10 s each (a sanitizer build of incd beside qemu
+  # guests on 2 cores can take seconds to answer), bounded; the forge check needs the counters.
+  scrape() { /usr/bin/python3 - "$METRICS_PORT" "${1:-3}" <<'PY'
+import sys, time, urllib.request
+tries = int(sys.argv[2])
+for attempt in range(tries):
+    try:
+        url = f"http://127.0.0.1:{sys.argv[1]}/metrics"
+        sys.stdout.write(urllib.request.urlopen(url, timeout=10).read().decode())
+        sys.exit(0)
+    except OSError as e:
+        sys.stderr.write(f"scrape attempt {attempt + 1}: {e}\n")
+        if attempt + 1 < tries:
+            time.sleep(1)
+sys.exit(1)
+PY
+  }
   wait_files() { # PREFIX SECONDS [K]: waits for PREFIX.g1 .. PREFIX.gN; with K, gives up early
     # when a rank of phase K finished (done.pK.gG) without producing its file
     local deadline=$(( $(date +%s) + $2 )) g missing
@@ -179,7 +196,7 @@ PY
     INCD_PID=$!
     up=0; deadline=$(( $(date +%s) + 60 ))
     while [ "$(date +%s)" -lt "$deadline" ] && kill -0 "$INCD_PID" 2>/dev/null; do
-      scrape > /dev/null 2>&1 && { up=1; break; }
+      scrape 1 > /dev/null 2>&1 && { up=1; break; }
       sleep 0.2
     done
     if [ $up = 0 ]; then
@@ -220,7 +237,7 @@ PY
           "(ranks done after $(( tdone - tgo )) s): $(tail -n 1 "$OUTDIR/forge.p$k.$f.txt")"
       done
     fi
-    scrape > "$OUTDIR/metrics.p$k.txt" 2>&1
+    scrape > "$OUTDIR/metrics.p$k.txt" 2> "$OUTDIR/metrics.p$k.err"
     alive=0; kill -0 "$INCD_PID" 2>/dev/null && alive=1
     stop_incd; incd_rc=$?
     echo "HOST_PHASE $k rc=$waited incd_alive=$alive incd_exit=$incd_rc incd_stop=${STOP_S}s time=$(( $(date +%s) - t0 ))s" \
