@@ -29,10 +29,7 @@ grpc::Status authorize_operator(const Caller& who, std::string_view rpc) {
 grpc::Status authorize_tenant(const Caller& who, std::string_view rpc, const std::string& tenant) {
   if (is_operator(who)) return grpc::Status::OK;
   if (who.role == Role::kTenant && who.name == tenant) return grpc::Status::OK;
-  if (who.role == Role::kAgent) {
-    return denied(who,
-                  "call " + std::string(rpc) + ": an agent certificate only streams as its switch");
-  }
+  if (grpc::Status s = authorize_reader(who, rpc); !s.ok()) return s;  // an agent
   return denied(who, "call " + std::string(rpc) + " for tenant '" + tenant + "'");
 }
 

@@ -6,15 +6,19 @@
 
 namespace epic::manager::service {
 
+std::optional<Caller> ManagerApi::caller_or_deny(grpc::CallbackServerContext* ctx,
+                                                 grpc::ServerUnaryReactor* reactor) const {
+  std::string why;
+  std::optional<Caller> who = identify(*ctx, auth_, why);
+  if (!who) reactor->Finish(grpc::Status(grpc::StatusCode::PERMISSION_DENIED, why));
+  return who;
+}
+
 template <class Work>
 grpc::ServerUnaryReactor* ManagerApi::run(grpc::CallbackServerContext* ctx, Work work) {
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  std::string why;
-  std::optional<Caller> who = identify(*ctx, auth_, why);
-  if (!who) {
-    reactor->Finish(grpc::Status(grpc::StatusCode::PERMISSION_DENIED, why));
-    return reactor;
-  }
+  std::optional<Caller> who = caller_or_deny(ctx, reactor);
+  if (!who) return reactor;
   boost::asio::post(io_, [this, reactor, who = std::move(*who), work = std::move(work)]() mutable {
     reactor->Finish(work(who, clock_()));
   });
@@ -25,12 +29,8 @@ grpc::ServerUnaryReactor* ManagerApi::JoinGroup(grpc::CallbackServerContext* ctx
                                                 const pb::JoinGroupRequest* request,
                                                 pb::JoinGroupResponse* response) {
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  std::string why;
-  std::optional<Caller> who = identify(*ctx, auth_, why);
-  if (!who) {
-    reactor->Finish(grpc::Status(grpc::StatusCode::PERMISSION_DENIED, why));
-    return reactor;
-  }
+  std::optional<Caller> who = caller_or_deny(ctx, reactor);
+  if (!who) return reactor;
   if (grpc::Status s = authorize_tenant(*who, "JoinGroup", request->tenant()); !s.ok()) {
     reactor->Finish(s);
     return reactor;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <boost/asio/io_context.hpp>
+#include <optional>
 
 #include "manager/service/agent_stream.h"
 #include "manager/service/controller.h"
@@ -60,6 +61,9 @@ class ManagerApi final : public pb::IncManager::CallbackService {
                                          pb::GetTelemetryResponse* response) override;
 
  private:
+  // The caller of `ctx`; nullopt after finishing `reactor` PERMISSION_DENIED (no role).
+  std::optional<Caller> caller_or_deny(grpc::CallbackServerContext* ctx,
+                                       grpc::ServerUnaryReactor* reactor) const;
   // Identifies the caller, then runs `work(caller, now) -> grpc::Status` on the controller's
   // thread and finishes the call with it (PERMISSION_DENIED at once for an unknown caller).
   template <class Work>
