@@ -5,15 +5,15 @@
 //   store    wire[0..n) = narrow(acc[0..n))        the result, on the way out
 //
 // `n` counts elements. Wire elements are wire_bytes(t) wide, accumulator
-// elements 4 bytes (int32_t for kInt32, float otherwise), both in host byte
-// order (little-endian on x86/ARM); no pointer needs any alignment, but a
-// 64-byte aligned accumulator is 10-33% faster. `acc` and `wire` must not
-// overlap; n == 0 touches nothing. A DType or ReduceOp outside its enum makes
-// the call do nothing (validate codes from packets with dtype_from_code /
-// reduce_op_from_code first).
+// elements accum_bytes(t) (int32_t for kInt32, int8_t for kInt8, float
+// otherwise), both in host byte order (little-endian on x86/ARM); no pointer
+// needs any alignment, but a 64-byte aligned accumulator is 10-33% faster.
+// `acc` and `wire` must not overlap; n == 0 touches nothing. A DType or
+// ReduceOp outside its enum makes the call do nothing (validate codes from
+// packets with dtype_from_code / reduce_op_from_code first).
 // Semantics (FP32_ARRIVAL) are those of element.h, element by element:
-// half types accumulate in fp32 and are rounded once, in store(); every NaN
-// written is canonical. See docs/arithmetic.md.
+// fp16/bf16/fp8 accumulate in fp32 and are rounded once, in store(); int32
+// and int8 wrap; every NaN written is canonical. See docs/arithmetic.md.
 //
 // Dispatch: the best kernels this CPU runs (AVX-512 > AVX2 > portable scalar,
 // chosen once, see kernels.h); results are bit-identical whichever is chosen.

@@ -8,27 +8,38 @@
 namespace epic::arith::reference {
 namespace {
 
-// A binary interchange format narrower than binary32, by its field widths.
+// A binary floating-point format narrower than binary32, by its field widths.
+// IEEE-like formats (fp16, bf16, fp8 E5M2) reserve the all-ones exponent for
+// +-inf (mantissa 0) and NaN; "finite-only" formats (fp8 E4M3FN) use it for
+// normal values except the all-ones mantissa, their only NaN, and have no inf.
 struct Format {
   int exp_bits;
   int man_bits;
-  uint16_t canonical_nan;
+  uint32_t canonical_nan;
+  bool finite_only = false;
 
   int bias() const { return (1 << (exp_bits - 1)) - 1; }
   int emin() const { return 1 - bias(); }
-  int emax() const { return bias(); }
-  uint16_t inf() const { return static_cast<uint16_t>(((1u << exp_bits) - 1) << man_bits); }
+  int emax() const { return finite_only ? bias() + 1 : bias(); }
+  uint32_t sign_bit() const { return 1u << (exp_bits + man_bits); }
+  uint32_t man_mask() const { return (1u << man_bits) - 1; }
+  uint32_t exp_ones() const { return (1u << exp_bits) - 1; }
+  uint32_t inf() const { return exp_ones() << man_bits; }  // IEEE-like formats only
 };
 
 constexpr Format kFp16{5, 10, kCanonicalNanFp16};
 constexpr Format kBf16{8, 7, kCanonicalNanBf16};
+constexpr Format kE5M2{5, 2, kCanonicalNanE5M2};
+constexpr Format kE4M3{4, 3, kCanonicalNanE4M3, true};
 
-float decode(const Format& f, uint16_t bits) {
-  const uint32_t man = bits & ((1u << f.man_bits) - 1);
-  const uint32_t exp = (bits >> f.man_bits) & ((1u << f.exp_bits) - 1);
-  const bool negative = (bits & 0x8000) != 0;
+float decode(const Format& f, uint32_t bits) {
+  const uint32_t man = bits & f.man_mask();
+  const uint32_t exp = (bits >> f.man_bits) & f.exp_ones();
+  const bool negative = (bits & f.sign_bit()) != 0;
   double magnitude;
-  if (exp == (1u << f.exp_bits) - 1) {
+  if (f.finite_only && exp == f.exp_ones() && man == f.man_mask()) {
+    return std::bit_cast<float>(kCanonicalNanFp32);
+  } else if (!f.finite_only && exp == f.exp_ones()) {
     if (man != 0) return std::bit_cast<float>(kCanonicalNanFp32);
     magnitude = std::numeric_limits<double>::infinity();
   } else if (exp == 0) {  // zero or subnormal: man * 2^(emin - man_bits)
@@ -51,14 +62,19 @@ double round_half_even(double q) {
   return std::fmod(floor, 2.0) == 0 ? floor : floor + 1;
 }
 
-uint16_t encode(const Format& f, float value) {
+uint32_t encode(const Format& f, float value) {
   if (std::isnan(value)) return f.canonical_nan;
-  const uint16_t sign = std::signbit(value) ? 0x8000 : 0;
+  const uint32_t sign = std::signbit(value) ? f.sign_bit() : 0;
+  // What a value beyond the largest finite one becomes: +-inf, or NaN in a
+  // format without infinities (OCP's non-saturating conversion).
+  const uint32_t overflow = f.finite_only ? f.canonical_nan : (sign | f.inf());
   const double a = std::fabs(static_cast<double>(value));
-  if (std::isinf(a)) return sign | f.inf();
+  if (std::isinf(a)) return overflow;
   if (a == 0) return sign;
   // The quantum of the target format at a: 2^(e - man_bits), where e is a's
-  // binade exponent, or emin for the subnormal range.
+  // binade exponent, or emin for the subnormal range. Rounding happens on this
+  // grid as if the exponent range were unbounded above; a result past the
+  // largest finite value overflows.
   int x;
   std::frexp(a, &x);  // a = m * 2^x, m in [0.5, 1)
   int e = std::max(x - 1, f.emin());
@@ -68,19 +84,26 @@ uint16_t encode(const Format& f, float value) {
     r = one;
     ++e;
   }
-  if (e > f.emax()) return sign | f.inf();
+  if (e > f.emax()) return overflow;
   const auto m = static_cast<uint32_t>(r);
-  if (r < one) return static_cast<uint16_t>(sign | m);  // subnormal (e == emin)
-  return static_cast<uint16_t>(sign | (static_cast<uint32_t>(e + f.bias()) << f.man_bits) |
-                               (m - (1u << f.man_bits)));
+  if (r < one) return sign | m;  // subnormal (e == emin)
+  const uint32_t pattern =
+      (static_cast<uint32_t>(e + f.bias()) << f.man_bits) | (m - (1u << f.man_bits));
+  // E4M3FN: the all-ones pattern (S.1111.111, 480) is NaN, not a value.
+  if (f.finite_only && pattern == (f.sign_bit() - 1)) return overflow;
+  return sign | pattern;
 }
 
 }  // namespace
 
 float widen_fp16(uint16_t bits) { return decode(kFp16, bits); }
 float widen_bf16(uint16_t bits) { return decode(kBf16, bits); }
-uint16_t narrow_fp16(float value) { return encode(kFp16, value); }
-uint16_t narrow_bf16(float value) { return encode(kBf16, value); }
+uint16_t narrow_fp16(float value) { return static_cast<uint16_t>(encode(kFp16, value)); }
+uint16_t narrow_bf16(float value) { return static_cast<uint16_t>(encode(kBf16, value)); }
+float widen_e4m3(uint8_t bits) { return decode(kE4M3, bits); }
+float widen_e5m2(uint8_t bits) { return decode(kE5M2, bits); }
+uint8_t narrow_e4m3(float value) { return static_cast<uint8_t>(encode(kE4M3, value)); }
+uint8_t narrow_e5m2(float value) { return static_cast<uint8_t>(encode(kE5M2, value)); }
 
 float canonical(float value) {
   return std::isnan(value) ? std::bit_cast<float>(kCanonicalNanFp32) : value;
@@ -92,6 +115,13 @@ int32_t sum(int32_t acc, int32_t x) {
 }
 int32_t min(int32_t acc, int32_t x) { return x < acc ? x : acc; }
 int32_t max(int32_t acc, int32_t x) { return x > acc ? x : acc; }
+
+int8_t sum(int8_t acc, int8_t x) {
+  // Added as int (no overflow), reduced modulo 2^8 by the conversions (modular since C++20).
+  return static_cast<int8_t>(static_cast<uint8_t>(acc + x));
+}
+int8_t min(int8_t acc, int8_t x) { return x < acc ? x : acc; }
+int8_t max(int8_t acc, int8_t x) { return x > acc ? x : acc; }
 
 float sum(float acc, float x) { return canonical(acc + x); }
 

@@ -46,6 +46,25 @@ struct Bf16 {
   static Wire narrow(Acc a) { return reference::narrow_bf16(a); }
 };
 
+struct Int8 {
+  using Wire = int8_t;
+  using Acc = int8_t;
+  static Acc widen(Wire w) { return w; }
+  static Wire narrow(Acc a) { return a; }
+};
+struct Fp8E4M3 {
+  using Wire = uint8_t;
+  using Acc = float;
+  static Acc widen(Wire w) { return reference::widen_e4m3(w); }
+  static Wire narrow(Acc a) { return reference::narrow_e4m3(a); }
+};
+struct Fp8E5M2 {
+  using Wire = uint8_t;
+  using Acc = float;
+  static Acc widen(Wire w) { return reference::widen_e5m2(w); }
+  static Wire narrow(Acc a) { return reference::narrow_e5m2(a); }
+};
+
 template <ReduceOp kOp, typename T>
 T apply(T acc, T x) {
   if constexpr (kOp == ReduceOp::kSum) return reference::sum(acc, x);
@@ -76,7 +95,8 @@ void store_t(uint8_t* wire, const uint8_t* acc, size_t n) {
 
 constexpr Kernels kReference = {
     .isa = Isa::kReference,
-    .load = {load_t<Int32>, load_t<Fp32>, load_t<Fp16>, load_t<Bf16>},
+    .load = {load_t<Int32>, load_t<Fp32>, load_t<Fp16>, load_t<Bf16>, load_t<Int8>, load_t<Fp8E4M3>,
+             load_t<Fp8E5M2>},
     .combine = {{combine_t<Int32, ReduceOp::kSum>, combine_t<Int32, ReduceOp::kMin>,
                  combine_t<Int32, ReduceOp::kMax>},
                 {combine_t<Fp32, ReduceOp::kSum>, combine_t<Fp32, ReduceOp::kMin>,
@@ -84,8 +104,15 @@ constexpr Kernels kReference = {
                 {combine_t<Fp16, ReduceOp::kSum>, combine_t<Fp16, ReduceOp::kMin>,
                  combine_t<Fp16, ReduceOp::kMax>},
                 {combine_t<Bf16, ReduceOp::kSum>, combine_t<Bf16, ReduceOp::kMin>,
-                 combine_t<Bf16, ReduceOp::kMax>}},
-    .store = {store_t<Int32>, store_t<Fp32>, store_t<Fp16>, store_t<Bf16>},
+                 combine_t<Bf16, ReduceOp::kMax>},
+                {combine_t<Int8, ReduceOp::kSum>, combine_t<Int8, ReduceOp::kMin>,
+                 combine_t<Int8, ReduceOp::kMax>},
+                {combine_t<Fp8E4M3, ReduceOp::kSum>, combine_t<Fp8E4M3, ReduceOp::kMin>,
+                 combine_t<Fp8E4M3, ReduceOp::kMax>},
+                {combine_t<Fp8E5M2, ReduceOp::kSum>, combine_t<Fp8E5M2, ReduceOp::kMin>,
+                 combine_t<Fp8E5M2, ReduceOp::kMax>}},
+    .store = {store_t<Int32>, store_t<Fp32>, store_t<Fp16>, store_t<Bf16>, store_t<Int8>,
+              store_t<Fp8E4M3>, store_t<Fp8E5M2>},
 };
 
 }  // namespace

@@ -16,7 +16,10 @@ CollectiveShape shape_of(const CollectiveDescriptor& d, uint16_t ranks, uint16_t
   return s;
 }
 
-CollectiveFault check_collective(const CollectiveDescriptor& d, uint16_t ranks, uint16_t pmtu) {
+namespace {
+
+CollectiveFault check(const CollectiveDescriptor& d, uint16_t ranks, uint16_t pmtu,
+                      const GroupArith* arith) {
   if (d.type == CollectiveType::kBarrier) return CollectiveFault::kNone;
   if (d.count == 0 && d.type != CollectiveType::kAllReduce) return CollectiveFault::kNoElements;
   if ((d.type == CollectiveType::kReduce || d.type == CollectiveType::kBroadcast) &&
@@ -31,7 +34,25 @@ CollectiveFault check_collective(const CollectiveDescriptor& d, uint16_t ranks, 
       d.type == CollectiveType::kReduceScatter || d.type == CollectiveType::kAllGather;
   const uint64_t n_data = chunked ? chunk_packets * ranks : chunk_packets;
   if (chunk_bytes > UINT32_MAX || n_data > kMaxCollectivePackets) return CollectiveFault::kTooLarge;
+  // Only reductions accumulate (Broadcast and AllGather copy; an empty AllReduce has no data).
+  const bool reduces = d.type == CollectiveType::kReduce ||
+                       d.type == CollectiveType::kReduceScatter ||
+                       (d.type == CollectiveType::kAllReduce && d.count > 0);
+  if (arith && reduces && pmtu != 0 && !collective_fits(pmtu, *arith, ranks, d.dtype, d.op)) {
+    return CollectiveFault::kArithmetic;
+  }
   return CollectiveFault::kNone;
+}
+
+}  // namespace
+
+CollectiveFault check_collective(const CollectiveDescriptor& d, uint16_t ranks, uint16_t pmtu) {
+  return check(d, ranks, pmtu, nullptr);
+}
+
+CollectiveFault check_collective(const CollectiveDescriptor& d, uint16_t ranks, uint16_t pmtu,
+                                 const GroupArith& arith) {
+  return check(d, ranks, pmtu, &arith);
 }
 
 std::string_view to_string(CollectiveFault f) {
@@ -44,6 +65,9 @@ std::string_view to_string(CollectiveFault f) {
       return "the root is not a rank of the group";
     case CollectiveFault::kTooLarge:
       return "more data packets than a collective may have (vocab::kMaxCollectivePackets = 2^22)";
+    case CollectiveFault::kArithmetic:
+      return "its accumulator does not fit the slots of the group's arithmetic (accumulator "
+             "profile and dtype, docs/arithmetic.md)";
   }
   return "invalid";
 }

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "proto/vocab/arith.h"
 #include "proto/vocab/collective.h"
 
 namespace epic::vocab {
@@ -82,8 +83,15 @@ CollectiveShape shape_of(const CollectiveDescriptor& d, uint16_t ranks, uint16_t
 // not a rank, or more than kMaxCollectivePackets data packets (limits.h; a chunk of 2^32 bytes
 // or more is too large at any MTU). The switch checks every collective it is announced (a
 // refused one is drop_bad_control); the rank library before it announces one.
-enum class CollectiveFault : uint8_t { kNone, kNoElements, kRootNotARank, kTooLarge };
+// kArithmetic: a reduction whose accumulator does not fit the slots of the group's arithmetic
+// (arith.h collective_fits; e.g. fp8 in a group sized for the default types, or an exact fp32
+// sum in a group granted exact fp16).
+enum class CollectiveFault : uint8_t { kNone, kNoElements, kRootNotARank, kTooLarge, kArithmetic };
+// Without `arith`: the shape only (a rank's runner); with it, also whether a reduction's
+// accumulator fits the group's slots (the switch, libinc).
 CollectiveFault check_collective(const CollectiveDescriptor& d, uint16_t ranks, uint16_t pmtu);
+CollectiveFault check_collective(const CollectiveDescriptor& d, uint16_t ranks, uint16_t pmtu,
+                                 const GroupArith& arith);
 std::string_view to_string(CollectiveFault f);
 
 }  // namespace epic::vocab

@@ -5,7 +5,8 @@
 namespace epic::vocab {
 namespace {
 
-constexpr std::array<std::string_view, kNumDTypes> kDTypeNames = {"int32", "fp32", "fp16", "bf16"};
+constexpr std::array<std::string_view, kNumDTypes> kDTypeNames = {
+    "int32", "fp32", "fp16", "bf16", "int8", "fp8_e4m3", "fp8_e5m2"};
 constexpr std::array<std::string_view, kNumReduceOps> kOpNames = {"sum", "min", "max"};
 
 }  // namespace

@@ -13,42 +13,35 @@
 
 #include <cstdint>
 
+#include "proto/vocab/arith.h"
 #include "proto/vocab/dtype.h"
 #include "proto/vocab/limits.h"
 
 namespace epic::vocab {
 
-// Bytes of one accumulator element. FP32_ARRIVAL (docs/arithmetic.md): int32 accumulates in
-// int32_t, fp32/fp16/bf16 in binary32, so every element is 4 bytes; datapath/arith's
-// accum_bytes() returns this.
+// Bytes of one accumulator element of the default arithmetic (FP32_ARRIVAL, arith.h): int32
+// in int32_t, fp32/fp16/bf16 in binary32 (int8 in one byte, fp8 in binary32 too).
 inline constexpr uint32_t kAccumElementBytes = 4;
-
-// The narrowest element on the wire (fp16, bf16: 2 bytes): a pmtu payload of it has the most
-// elements, so it sizes the accumulator.
-constexpr uint32_t min_wire_bytes() {
-  uint32_t least = UINT32_MAX;
-  for (uint8_t code = 0; code < kNumDTypes; ++code) {
-    const auto w = static_cast<uint32_t>(wire_bytes(static_cast<DType>(code)));
-    least = w < least ? w : least;
-  }
-  return least;
-}
 
 // Bytes of a slot's bookkeeping: sizeof(engine::Slot), asserted by the engine.
 inline constexpr uint32_t kSlotMetaBytes = 32;
 
-inline constexpr uint32_t kMinWireBytes = min_wire_bytes();
-
-// Bytes of one slot's accumulator at path MTU `pmtu`: 2·pmtu. (On the packet path: a constant
-// divisor, never the loop of min_wire_bytes().)
+// Bytes of one slot's accumulator at path MTU `pmtu` for a group of the default arithmetic
+// (FP32_ARRIVAL, no dtype named: fp16/bf16 in binary32): 2·pmtu. Other groups:
+// slot_accum_bytes(pmtu, GroupArith, contributors) in arith.h.
 constexpr uint64_t slot_accum_bytes(uint32_t pmtu) {
-  return uint64_t{pmtu} / kMinWireBytes * kAccumElementBytes;
+  return slot_accum_bytes(pmtu, GroupArith{}, 1);
 }
 // Bytes of one slot's result copy (wire format) at path MTU `pmtu`.
 constexpr uint64_t slot_result_bytes(uint32_t pmtu) { return pmtu; }
 // Bytes one slot costs at path MTU `pmtu`: 3·pmtu + 32 (3104 at 1024, 12320 at 4096).
 constexpr uint64_t slot_bytes(uint32_t pmtu) {
   return kSlotMetaBytes + slot_accum_bytes(pmtu) + slot_result_bytes(pmtu);
+}
+// Bytes one slot costs for a group of `arith` with `contributors` ranks (arith.h): e.g. an
+// exact fp32 group at 1024 holds 256 elements of 73 bytes, 18720 + 1024 + 32 = 19776.
+constexpr uint64_t slot_bytes(uint32_t pmtu, const GroupArith& arith, uint32_t contributors) {
+  return kSlotMetaBytes + slot_accum_bytes(pmtu, arith, contributors) + slot_result_bytes(pmtu);
 }
 
 // Slots a group with window `window` owns on each switch of its tree: 2·window.
@@ -58,6 +51,10 @@ constexpr uint64_t slots_for_window(uint32_t window) { return 2ull * window; }
 // 2·window slots of slot_bytes(pmtu). Every grant of a switch's memory is this figure.
 constexpr uint64_t group_memory_bytes(uint32_t window, uint32_t pmtu) {
   return slots_for_window(window) * slot_bytes(pmtu);
+}
+constexpr uint64_t group_memory_bytes(uint32_t window, uint32_t pmtu, const GroupArith& arith,
+                                      uint32_t contributors) {
+  return slots_for_window(window) * slot_bytes(pmtu, arith, contributors);
 }
 
 // A switch's memory when its configuration does not say: 8192 slots at the default path MTU

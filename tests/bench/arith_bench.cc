@@ -1,7 +1,8 @@
 // arith_bench: slot accumulation throughput on one core, next to memcpy of the
 // same payload bytes measured in the same run (interleaved, median of N
 // repetitions after a warm-up):
-//   - combine() GB/s of wire payload for int32/fp32/fp16/bf16 sum (--all-ops:
+//   - combine() GB/s of wire payload for int32/fp32/fp16/bf16/int8/fp8 E4M3/
+//     fp8 E5M2 sum (--all-ops:
 //     also min and max) at 1 KB and 4 KB payloads, through the public API
 //     (dispatched), each kernel table the CPU runs (avx512, avx2, portable)
 //     and the scalar reference;
@@ -9,7 +10,8 @@
 //   - fp32 sum over subnormal operands (hardware assists would show here).
 // Payloads cycle through a pool of slots (--pool, default 64: accumulators and
 // payloads stay in L2, as a group's slot memory would). GB/s counts wire bytes: an fp16/bf16
-// combine also reads and writes 4-byte accumulators, twice the wire bytes.
+// combine also reads and writes 4-byte accumulators, twice the wire bytes (fp8: four times;
+// int8 accumulates in one byte).
 // Output: JSON lines (tests/bench/README.md). --quick for a CI smoke run.
 #include <cstring>
 #include <random>
@@ -73,6 +75,10 @@ Buffer make_payloads(DType t, size_t n, std::mt19937& rng, bool subnormal) {
       }
       continue;
     }
+    if (t == DType::kInt8) {
+      for (size_t i = 0; i < n; ++i) p[i] = static_cast<uint8_t>(rng());
+      continue;
+    }
     for (auto& x : f) {
       x = value(rng);
       if (subnormal) {  // +-(1..15) * 2^-149
@@ -98,9 +104,10 @@ void run_combine(const Options& o, DType t, ReduceOp op, size_t payload, bool su
   const size_t n = payload / arith::wire_bytes(t);
   std::mt19937 rng(static_cast<unsigned>(payload) * 31 + static_cast<unsigned>(t));
   auto wire = make_payloads(t, n, rng, subnormal);
-  Buffer acc(kPool * n * 4, kAccOffset), dst(kPool * payload, kAccOffset);
+  const size_t ab = arith::accum_bytes(t);  // accumulator bytes per element
+  Buffer acc(kPool * n * ab, kAccOffset), dst(kPool * payload, kAccOffset);
   for (size_t s = 0; s < kPool; ++s)
-    arith::reference::load(t, acc.data() + s * n * 4, wire.data() + s * payload, n);
+    arith::reference::load(t, acc.data() + s * n * ab, wire.data() + s * payload, n);
   const double target = o.quick ? 2e6 : 128e6;  // wire bytes per repetition and implementation
   const int iters = static_cast<int>(target / static_cast<double>(payload * kPool)) + 1;
   auto gbps = [&](double s) { return static_cast<double>(payload) * kPool * iters / s / 1e9; };
@@ -113,7 +120,7 @@ void run_combine(const Options& o, DType t, ReduceOp op, size_t payload, bool su
       const double s = time_s([&] {
         for (int it = 0; it < iters; ++it)
           for (size_t sl = 0; sl < kPool; ++sl) {
-            uint8_t* a = acc.data() + sl * n * 4;
+            uint8_t* a = acc.data() + sl * n * ab;
             const uint8_t* w = wire.data() + sl * payload;
             if (kt == nullptr)
               arith::combine(t, op, a, w, n);
@@ -156,9 +163,10 @@ void run_load_store(const Options& o, DType t, size_t payload) {
   const size_t n = payload / arith::wire_bytes(t);
   std::mt19937 rng(static_cast<unsigned>(payload) + 7);
   auto wire = make_payloads(t, n, rng, false);
-  Buffer acc(kPool * n * 4, kAccOffset), out(kPool * payload, kAccOffset);
+  const size_t ab = arith::accum_bytes(t);  // accumulator bytes per element
+  Buffer acc(kPool * n * ab, kAccOffset), out(kPool * payload, kAccOffset);
   for (size_t s = 0; s < kPool; ++s)
-    arith::reference::load(t, acc.data() + s * n * 4, wire.data() + s * payload, n);
+    arith::reference::load(t, acc.data() + s * n * ab, wire.data() + s * payload, n);
   const double target = o.quick ? 2e6 : 128e6;
   const int iters = static_cast<int>(target / static_cast<double>(payload * kPool)) + 1;
   auto gbps = [&](double s) { return static_cast<double>(payload) * kPool * iters / s / 1e9; };
@@ -168,7 +176,7 @@ void run_load_store(const Options& o, DType t, size_t payload) {
       return time_s([&] {
         for (int it = 0; it < iters; ++it)
           for (size_t sl = 0; sl < kPool; ++sl) {
-            uint8_t* a = acc.data() + sl * n * 4;
+            uint8_t* a = acc.data() + sl * n * ab;
             const uint8_t* w = wire.data() + sl * payload;
             ref ? arith::reference::load(t, a, w, n) : arith::load(t, a, w, n);
           }
@@ -180,7 +188,7 @@ void run_load_store(const Options& o, DType t, size_t payload) {
         for (int it = 0; it < iters; ++it)
           for (size_t sl = 0; sl < kPool; ++sl) {
             uint8_t* w = out.data() + sl * payload;
-            const uint8_t* a = acc.data() + sl * n * 4;
+            const uint8_t* a = acc.data() + sl * n * ab;
             ref ? arith::reference::store(t, w, a, n) : arith::store(t, w, a, n);
           }
         keep(out[0]);
@@ -242,16 +250,17 @@ int main(int argc, char** argv) {
       "{\"bench\":\"arith\",\"metric\":\"config\",\"active_isa\":\"%s\",\"pool_slots\":%zu,"
       "\"acc_offset\":%zu,\"wire_offset\":%zu}\n",
       std::string(arith::to_string(active)).c_str(), kPool, kAccOffset % 64, kWireOffset % 64);
+  const DType kTypes[] = {DType::kFp32, DType::kBf16,    DType::kFp16,   DType::kInt32,
+                          DType::kInt8, DType::kFp8E4M3, DType::kFp8E5M2};
   const std::vector<ReduceOp> ops =
       o.all_ops ? std::vector<ReduceOp>{ReduceOp::kSum, ReduceOp::kMin, ReduceOp::kMax}
                 : std::vector<ReduceOp>{ReduceOp::kSum};
   for (size_t payload : {1024, 4096})
-    for (DType t : {DType::kFp32, DType::kBf16, DType::kFp16, DType::kInt32})
+    for (DType t : kTypes)
       for (ReduceOp op : ops) run_combine(o, t, op, payload, false, impls);
   for (size_t payload : {1024, 4096})
     run_combine(o, DType::kFp32, ReduceOp::kSum, payload, true, impls);
   for (size_t payload : {1024, 4096})
-    for (DType t : {DType::kFp32, DType::kBf16, DType::kFp16, DType::kInt32})
-      run_load_store(o, t, payload);
+    for (DType t : kTypes) run_load_store(o, t, payload);
   return 0;
 }

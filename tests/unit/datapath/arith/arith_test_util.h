@@ -1,7 +1,7 @@
 // Helpers for the arith tests: bit casts, buffers with guard bytes at
 // unaligned offsets, and random wire/accumulator elements that mix special
-// values (NaNs with payloads, signed zeros, infinities, subnormals, extremes)
-// into ordinary ones.
+// values (NaNs with payloads, signed zeros, infinities, subnormals, extremes,
+// fp8 rounding midpoints and overflow thresholds) into ordinary ones.
 #pragma once
 
 #include <algorithm>
@@ -103,6 +103,54 @@ inline uint16_t random_half_bits(DType t, std::mt19937_64& rng) {
   }
 }
 
+inline bool is_fp8(DType t) { return t == DType::kFp8E4M3 || t == DType::kFp8E5M2; }
+
+// A wire byte of int8 or fp8: any pattern (all 256 are meaningful), or a special one.
+inline uint8_t random_byte_element(DType t, std::mt19937_64& rng) {
+  static constexpr uint8_t kInt8Special[] = {0x00, 0x01, 0x7F, 0x80, 0x81, 0xFF};
+  static constexpr uint8_t kE4M3Special[] = {0x00, 0x80, 0x7F, 0xFF, 0x7E, 0xFE,
+                                             0x01, 0x81, 0x07, 0x08, 0x38, 0xB8};
+  static constexpr uint8_t kE5M2Special[] = {0x00, 0x80, 0x7C, 0xFC, 0x7E, 0x7D, 0xFF,
+                                             0x7B, 0xFB, 0x01, 0x03, 0x04, 0x3C, 0xBC};
+  if (rng() % 4 != 0) return static_cast<uint8_t>(rng());
+  if (t == DType::kInt8) return kInt8Special[rng() % std::size(kInt8Special)];
+  if (t == DType::kFp8E4M3) return kE4M3Special[rng() % std::size(kE4M3Special)];
+  return kE5M2Special[rng() % std::size(kE5M2Special)];
+}
+
+// A binary32 accumulator value for an fp8 type: near its range, its subnormal
+// range, on and next to its rounding midpoints and overflow thresholds.
+inline uint32_t random_fp8_acc_bits(DType t, std::mt19937_64& rng) {
+  static constexpr uint32_t kSpecial[] = {
+      0x43E00000, 0x43E80000, 0x43E80001, 0x43E7FFFF,  // 448, 464 (E4M3 tie), 464 +- ulp
+      0x43F00000, 0x47600000, 0x47700000, 0x476FFFFF,  // 480, 57344, 61440 (E5M2 tie), below
+      0x3A800000, 0x3A000000, 0x3AC00000, 0x3B000000,  // 2^-10, 2^-11, 1.5 * 2^-9, 2^-9
+      0x37800000, 0x37000000, 0x37C00000, 0x38800000,  // 2^-16, 2^-17, 1.5 * 2^-16, 2^-14
+      0x3C800000, 0x3C7FFFFF, 0x3F880000, 0x3F900000,  // 2^-6, below, 1 + 2^-4, 1 + 2^-3
+      0x3FA00000, 0x3FB00000, 0x7F800000, 0x7FC00001,  // 1.25, 1.375, inf, a NaN
+  };
+  const uint32_t sign = (rng() & 1) ? 0x80000000u : 0;
+  switch (rng() % 6) {
+    case 0:
+      return sign | kSpecial[rng() % std::size(kSpecial)];
+    case 1:
+      return static_cast<uint32_t>(rng());
+    case 2: {  // an fp8-representable magnitude, or a midpoint, plus -1, 0 or +1 ulp
+      const int drop = t == DType::kFp8E4M3 ? 20 : 21;
+      const uint32_t exp = t == DType::kFp8E4M3 ? 110 + rng() % 30 : 95 + rng() % 50;
+      const uint32_t kept = static_cast<uint32_t>(rng()) & ((1u << (23 - drop)) - 1);
+      const uint32_t mid = (rng() & 1) ? (1u << (drop - 1)) : 0;
+      const uint32_t b = (exp << 23) | (kept << drop) | mid;
+      return sign | (b + static_cast<uint32_t>(static_cast<int>(rng() % 3) - 1));
+    }
+    default: {  // ordinary magnitudes within the format's range
+      std::uniform_real_distribution<float> d(t == DType::kFp8E4M3 ? -500.0f : -70000.0f,
+                                              t == DType::kFp8E4M3 ? 500.0f : 70000.0f);
+      return bits(d(rng));
+    }
+  }
+}
+
 inline uint32_t random_int32_bits(std::mt19937_64& rng) {
   static constexpr uint32_t kSpecial[] = {0, 1, 0xFFFFFFFF, 0x7FFFFFFF, 0x80000000, 0x80000001};
   if (rng() % 8 == 0) return kSpecial[rng() % std::size(kSpecial)];
@@ -113,7 +161,9 @@ inline uint32_t random_int32_bits(std::mt19937_64& rng) {
 inline std::vector<uint8_t> random_wire(DType t, size_t n, std::mt19937_64& rng) {
   std::vector<uint8_t> out(n * wire_bytes(t));
   for (size_t i = 0; i < n; ++i) {
-    if (t == DType::kInt32 || t == DType::kFp32) {
+    if (wire_bytes(t) == 1) {
+      out[i] = random_byte_element(t, rng);
+    } else if (t == DType::kInt32 || t == DType::kFp32) {
       const uint32_t b = t == DType::kInt32 ? random_int32_bits(rng) : random_fp32_bits(rng);
       std::memcpy(out.data() + 4 * i, &b, 4);
     } else {
@@ -127,9 +177,12 @@ inline std::vector<uint8_t> random_wire(DType t, size_t n, std::mt19937_64& rng)
 // n random accumulator elements for type t (any bits: kernels must agree with
 // the reference even on patterns load/combine never write).
 inline std::vector<uint8_t> random_acc(DType t, size_t n, std::mt19937_64& rng) {
+  if (t == DType::kInt8) return random_wire(t, n, rng);  // int8_t accumulators
   std::vector<uint8_t> out(n * 4);
   for (size_t i = 0; i < n; ++i) {
-    const uint32_t b = t == DType::kInt32 ? random_int32_bits(rng) : random_fp32_bits(rng);
+    const uint32_t b = t == DType::kInt32 ? random_int32_bits(rng)
+                       : is_fp8(t)        ? random_fp8_acc_bits(t, rng)
+                                          : random_fp32_bits(rng);
     std::memcpy(out.data() + 4 * i, &b, 4);
   }
   return out;

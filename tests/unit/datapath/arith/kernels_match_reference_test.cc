@@ -16,7 +16,8 @@ namespace {
 
 using test::GuardedBuffer;
 
-constexpr DType kTypes[] = {DType::kInt32, DType::kFp32, DType::kFp16, DType::kBf16};
+constexpr DType kTypes[] = {DType::kInt32, DType::kFp32,    DType::kFp16,   DType::kBf16,
+                            DType::kInt8,  DType::kFp8E4M3, DType::kFp8E5M2};
 constexpr ReduceOp kOps[] = {ReduceOp::kSum, ReduceOp::kMin, ReduceOp::kMax};
 
 std::vector<size_t> lengths() {
@@ -46,9 +47,9 @@ TEST_P(KernelsMatchReference, LoadBitForBit) {
     for (size_t n : lengths())
       for (auto [acc_off, wire_off] : kOffsets) {
         const auto wire_bytes_in = test::random_wire(t, n, rng_);
-        GuardedBuffer wire(wire_bytes_in.size(), wire_off), got(4 * n, acc_off);
+        GuardedBuffer wire(wire_bytes_in.size(), wire_off), got(accum_bytes(t) * n, acc_off);
         wire.fill(wire_bytes_in);
-        std::vector<uint8_t> want(4 * n);
+        std::vector<uint8_t> want(accum_bytes(t) * n);
         reference::load(t, want.data(), wire_bytes_in.data(), n);
         load(*kernels_, t, got.data(), wire.data(), n);
         ASSERT_EQ(got.bytes(), want) << to_string(t) << " n=" << n << " off=" << acc_off;
@@ -100,7 +101,7 @@ TEST_P(KernelsMatchReference, SlotLifetimeBitForBit) {
     for (ReduceOp op : kOps) {
       std::vector<std::vector<uint8_t>> contributions;
       for (int c = 0; c < 8; ++c) contributions.push_back(test::random_wire(t, kN, rng_));
-      std::vector<uint8_t> acc_got(4 * kN), acc_want(4 * kN);
+      std::vector<uint8_t> acc_got(accum_bytes(t) * kN), acc_want(accum_bytes(t) * kN);
       std::vector<uint8_t> out_got(kN * wire_bytes(t)), out_want(kN * wire_bytes(t));
       load(*kernels_, t, acc_got.data(), contributions[0].data(), kN);
       reference::load(t, acc_want.data(), contributions[0].data(), kN);
@@ -131,24 +132,47 @@ TEST_P(KernelsMatchReference, Fp16LoadOfEveryPattern) {
         << "fp16 0x" << std::hex << h;
 }
 
+// fp8 widening, every one of the 256 patterns of each format.
+TEST_P(KernelsMatchReference, Fp8LoadOfEveryPattern) {
+  for (DType t : {DType::kFp8E4M3, DType::kFp8E5M2}) {
+    std::vector<uint8_t> wire(256);
+    for (uint32_t b = 0; b < 256; ++b) wire[b] = static_cast<uint8_t>(b);
+    std::vector<uint8_t> got(4 * 256), want(4 * 256);
+    load(*kernels_, t, got.data(), wire.data(), 256);
+    reference::load(t, want.data(), wire.data(), 256);
+    for (uint32_t b = 0; b < 256; ++b)
+      ASSERT_EQ(std::memcmp(got.data() + 4 * b, want.data() + 4 * b, 4), 0)
+          << to_string(t) << " 0x" << std::hex << b;
+  }
+}
+
 // Narrowing of fp32 patterns placed on, just below and just above every
-// rounding midpoint of the target format, over the whole fp32 range.
+// rounding midpoint of the target format, over the whole fp32 range. For fp8,
+// also at every eighth of the dropped bits (points between the midpoints).
 void expect_store_matches_at_midpoints(const Kernels& k, DType t) {
-  const int drop = t == DType::kFp16 ? 13 : 16;  // fp32 mantissa bits the format drops
+  const int drop = t == DType::kFp16      ? 13  // fp32 mantissa bits the format drops
+                   : t == DType::kBf16    ? 16
+                   : t == DType::kFp8E4M3 ? 20
+                                          : 21;
   const uint32_t half = 1u << (drop - 1);
-  const uint32_t lows[] = {0, 1, half - 1, half, half + 1, (1u << drop) - 1};
+  std::vector<uint32_t> lows = {0, 1, half - 1, half, half + 1, (1u << drop) - 1};
+  if (wire_bytes(t) == 1)
+    for (uint32_t e = 1; e < 8; ++e) lows.push_back(e << (drop - 3));
   const uint32_t highs = 1u << (32 - drop);
   std::vector<uint32_t> acc;
-  acc.reserve(size_t{highs} * std::size(lows));
+  acc.reserve(size_t{highs} * lows.size());
   for (uint32_t hi = 0; hi < highs; ++hi)
     for (uint32_t lo : lows) acc.push_back((hi << drop) | lo);
   const size_t n = acc.size();
-  std::vector<uint16_t> got(n), want(n);
+  std::vector<uint8_t> got(n * wire_bytes(t)), want(n * wire_bytes(t));
   const auto* a = reinterpret_cast<const uint8_t*>(acc.data());
-  store(k, t, reinterpret_cast<uint8_t*>(got.data()), a, n);
-  reference::store(t, reinterpret_cast<uint8_t*>(want.data()), a, n);
+  store(k, t, got.data(), a, n);
+  reference::store(t, want.data(), a, n);
   for (size_t i = 0; i < n; ++i)
-    ASSERT_EQ(got[i], want[i]) << to_string(t) << " from fp32 0x" << std::hex << acc[i];
+    ASSERT_EQ(
+        std::memcmp(got.data() + i * wire_bytes(t), want.data() + i * wire_bytes(t), wire_bytes(t)),
+        0)
+        << to_string(t) << " from fp32 0x" << std::hex << acc[i];
 }
 
 TEST_P(KernelsMatchReference, Fp16StoreAtEveryRoundingMidpoint) {
@@ -157,6 +181,33 @@ TEST_P(KernelsMatchReference, Fp16StoreAtEveryRoundingMidpoint) {
 
 TEST_P(KernelsMatchReference, Bf16StoreAtEveryRoundingMidpoint) {
   expect_store_matches_at_midpoints(*kernels_, DType::kBf16);
+}
+
+TEST_P(KernelsMatchReference, Fp8E4M3StoreAtEveryRoundingMidpoint) {
+  expect_store_matches_at_midpoints(*kernels_, DType::kFp8E4M3);
+}
+
+TEST_P(KernelsMatchReference, Fp8E5M2StoreAtEveryRoundingMidpoint) {
+  expect_store_matches_at_midpoints(*kernels_, DType::kFp8E5M2);
+}
+
+// fp8 narrowing over every binary32 pattern whose low 12 bits are 0 or 0xFFF
+// (2^21 inputs per format: every exponent, all mantissas at a resolution of
+// 2^-11, both signs, NaNs and infinities included), so subnormal midpoints,
+// which sit at other bit positions than the normal ones, are all covered.
+TEST_P(KernelsMatchReference, Fp8StoreOfDenseBinary32Patterns) {
+  std::vector<uint32_t> acc;
+  acc.reserve(size_t{1} << 21);
+  for (uint32_t hi = 0; hi < (1u << 20); ++hi)
+    for (uint32_t lo : {0u, 0xFFFu}) acc.push_back((hi << 12) | lo);
+  const auto* a = reinterpret_cast<const uint8_t*>(acc.data());
+  for (DType t : {DType::kFp8E4M3, DType::kFp8E5M2}) {
+    std::vector<uint8_t> got(acc.size()), want(acc.size());
+    store(*kernels_, t, got.data(), a, acc.size());
+    reference::store(t, want.data(), a, acc.size());
+    for (size_t i = 0; i < acc.size(); ++i)
+      ASSERT_EQ(got[i], want[i]) << to_string(t) << " from fp32 0x" << std::hex << acc[i];
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Isas, KernelsMatchReference,
@@ -171,7 +222,8 @@ TEST(Dispatched, ApiEqualsActiveKernels) {
     const size_t n = 333;
     const auto wire = test::random_wire(t, n, rng);
     const auto wire2 = test::random_wire(t, n, rng);
-    std::vector<uint8_t> a(4 * n), b(4 * n), out_a(n * wire_bytes(t)), out_b(n * wire_bytes(t));
+    std::vector<uint8_t> a(accum_bytes(t) * n), b(accum_bytes(t) * n);
+    std::vector<uint8_t> out_a(n * wire_bytes(t)), out_b(n * wire_bytes(t));
     load(t, a.data(), wire.data(), n);
     load(k, t, b.data(), wire.data(), n);
     combine(t, ReduceOp::kSum, a.data(), wire2.data(), n);

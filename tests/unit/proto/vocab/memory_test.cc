@@ -6,7 +6,6 @@ namespace epic::vocab {
 namespace {
 
 TEST(Memory, SlotIsBookkeepingPlusWidenedAccumulatorPlusResult) {
-  EXPECT_EQ(min_wire_bytes(), 2u);  // fp16, bf16
   EXPECT_EQ(slot_accum_bytes(1024), 2048u);
   EXPECT_EQ(slot_result_bytes(1024), 1024u);
   EXPECT_EQ(slot_bytes(256), 32u + 512 + 256);

@@ -1,0 +1,329 @@
+// KULISCH_FIXED (kulisch.h): the portable implementation — the specification every faster
+// path must match byte for byte — and the AUTO partial codec.
+#include "datapath/arith/kulisch.h"
+
+#include <cstring>
+
+#include "datapath/arith/kulisch_format.h"
+#include "datapath/arith/kulisch_kernels.h"
+
+namespace epic::arith::kulisch {
+
+namespace {
+
+using detail::Deposit;
+using detail::Exact;
+using detail::Format;
+using vocab::KulischLayout;
+using vocab::PartialForm;
+
+// A slot's accumulator: limb planes, then flags (kulisch.h).
+struct Acc {
+  uint8_t* base;
+  size_t n;
+  KulischLayout l;
+  uint8_t* flags() const { return base + size_t{l.limbs} * n * l.limb_bytes; }
+  int64_t limb(size_t j, size_t i) const {
+    if (l.limb_bytes == 4) {
+      int32_t v;
+      std::memcpy(&v, base + (j * n + i) * 4, 4);
+      return v;
+    }
+    int64_t v;
+    std::memcpy(&v, base + (j * n + i) * 8, 8);
+    return v;
+  }
+  void set_limb(size_t j, size_t i, int64_t v) const {
+    if (l.limb_bytes == 4) {
+      const auto w = static_cast<int32_t>(v);
+      std::memcpy(base + (j * n + i) * 4, &w, 4);
+    } else {
+      std::memcpy(base + (j * n + i) * 8, &v, 8);
+    }
+  }
+};
+
+// Limb arithmetic wraps (unsigned), never undefined: values stay far inside the limbs.
+int64_t add_wrap(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+
+void add_deposit(const Acc& a, size_t i, const Deposit& d) {
+  if (d.m != 0) {
+    if (a.l.limbs == 1) {
+      const int64_t v = static_cast<int64_t>(d.m << d.shift);
+      a.set_limb(0, i, add_wrap(a.limb(0, i), d.negative ? -v : v));
+    } else {
+      const uint64_t v = d.m << (d.shift % 32);  // < 2^56
+      const size_t k = d.shift / 32;
+      const auto lo = static_cast<int64_t>(v & 0xFFFFFFFFu);
+      const auto hi = static_cast<int64_t>(v >> 32);
+      a.set_limb(k, i, add_wrap(a.limb(k, i), d.negative ? -lo : lo));
+      a.set_limb(k + 1, i, add_wrap(a.limb(k + 1, i), d.negative ? -hi : hi));
+    }
+  }
+  a.flags()[i] |= d.flags;
+}
+
+void clear(const Acc& a) { std::memset(a.base, 0, accum_bytes_of(a.l, a.n)); }
+
+// Element i's exact value: normalise the limbs into two's complement digits.
+Exact exact_of(const Acc& a, size_t i) {
+  Exact e;
+  e.flags = a.flags()[i];
+  uint32_t digits[detail::kDigits];
+  __int128 carry = 0;
+  for (size_t j = 0; j < detail::kDigits; ++j) {
+    const __int128 t = carry + (j < a.l.limbs ? a.limb(j, i) : 0);
+    digits[j] = static_cast<uint32_t>(static_cast<unsigned __int128>(t));
+    carry = (t - static_cast<__int128>(digits[j])) >> 32;
+  }
+  detail::set_twos_complement(e, digits, detail::kDigits);
+  return e;
+}
+
+// acc[i] += e (magnitude within the layout, checked by the caller).
+void add_exact(const Acc& a, size_t i, const Exact& e) {
+  if (a.l.limbs == 1) {
+    const auto v = static_cast<int64_t>(e.bits_at(0, 63));
+    a.set_limb(0, i, add_wrap(a.limb(0, i), e.negative ? -v : v));
+  } else {
+    for (size_t j = 0; j < detail::kDigits; ++j) {
+      if (e.mag[j] == 0) continue;
+      const size_t k = j < a.l.limbs ? j : a.l.limbs - 1u;
+      const int64_t v = static_cast<int64_t>(uint64_t{e.mag[j]} << (32 * (j - k)));
+      a.set_limb(k, i, add_wrap(a.limb(k, i), e.negative ? -v : v));
+    }
+  }
+  a.flags()[i] |= e.flags;
+}
+
+// --- the partial (proto/vocab/partial.h) ---
+
+struct Header {
+  uint8_t magic, form, dtype, flags;
+  uint16_t elements;
+  int16_t scale;
+};
+
+Header read_header(const uint8_t* in) {
+  Header h;
+  h.magic = in[0];
+  h.form = in[1];
+  h.dtype = in[2];
+  h.flags = in[3];
+  std::memcpy(&h.elements, in + 4, 2);
+  std::memcpy(&h.scale, in + 6, 2);
+  return h;
+}
+
+void write_header(uint8_t* out, PartialForm form, DType t, bool with_flags, size_t n,
+                  int16_t scale) {
+  out[0] = vocab::kPartialMagic;
+  out[1] = static_cast<uint8_t>(form);
+  out[2] = static_cast<uint8_t>(t);
+  out[3] = with_flags ? 1 : 0;
+  const auto elements = static_cast<uint16_t>(n);
+  std::memcpy(out + 4, &elements, 2);
+  std::memcpy(out + 6, &scale, 2);
+}
+
+// Element i of a kFixed64 or kWide body as an Exact (flags from the flags section, or the
+// default "not all -0"); false when it does not fit the width W (at most W - 1 magnitude bits).
+bool element_of(const uint8_t* body, PartialForm form, uint32_t digits, int16_t scale, size_t i,
+                const uint8_t* flags, uint32_t width, Exact& e) {
+  e = Exact{};
+  if (form == PartialForm::kFixed64) {
+    int64_t v;
+    std::memcpy(&v, body + i * 8, 8);
+    if (v == INT64_MIN) return false;
+    const uint64_t mag = static_cast<uint64_t>(v < 0 ? -v : v);
+    e.negative = v < 0;
+    for (uint32_t b = 0; b < 64; ++b) {
+      if ((mag >> b) & 1) {
+        const uint32_t at = b + static_cast<uint32_t>(scale);
+        if (at / 32 >= detail::kDigits) return false;
+        e.mag[at / 32] |= 1u << (at % 32);
+      }
+    }
+  } else {
+    uint32_t d[detail::kDigits] = {};
+    if (digits > detail::kDigits) return false;
+    std::memcpy(d, body + i * 4 * digits, 4 * digits);
+    detail::set_twos_complement(e, d, digits);
+  }
+  e.flags = flags ? flags[i] : vocab::kFlagNotNegZero;
+  if (flags && (flags[i] & ~0x0Fu)) return false;
+  return e.bits() < width;
+}
+
+}  // namespace
+
+size_t accum_bytes(DType t, uint32_t contributors, size_t n) {
+  if (!vocab::float_format(t)) return 0;
+  return accum_bytes_of(vocab::kulisch_layout(t, contributors), n);
+}
+
+void load(DType t, uint32_t contributors, uint8_t* acc, const uint8_t* wire, size_t n) {
+  Format f;
+  if (n == 0 || !detail::format_of(t, f)) return;
+  const Acc a{acc, n, vocab::kulisch_layout(t, contributors)};
+  if (const Kernels* k = active(); k && k->load(t, a.l, acc, wire, n)) return;
+  clear(a);
+  for (size_t i = 0; i < n; ++i)
+    add_deposit(a, i, detail::decode(f, detail::read_bits(f, wire + i * f.width)));
+}
+
+void deposit(DType t, uint32_t contributors, uint8_t* acc, const uint8_t* wire, size_t n) {
+  Format f;
+  if (n == 0 || !detail::format_of(t, f)) return;
+  const Acc a{acc, n, vocab::kulisch_layout(t, contributors)};
+  if (const Kernels* k = active(); k && k->deposit(t, a.l, acc, wire, n)) return;
+  for (size_t i = 0; i < n; ++i)
+    add_deposit(a, i, detail::decode(f, detail::read_bits(f, wire + i * f.width)));
+}
+
+void store(DType t, uint32_t contributors, uint8_t* wire, const uint8_t* acc, size_t n) {
+  Format f;
+  if (n == 0 || !detail::format_of(t, f)) return;
+  const Acc a{const_cast<uint8_t*>(acc), n, vocab::kulisch_layout(t, contributors)};
+  for (size_t i = 0; i < n; ++i) {
+    detail::write_bits(f, wire + i * f.width, detail::round_once(f, exact_of(a, i), nullptr));
+  }
+}
+
+int partial_elements(DType t, const uint8_t* in, size_t len) {
+  if (!vocab::float_format(t) || in == nullptr || len < vocab::kPartialHeaderBytes) return -1;
+  const Header h = read_header(in);
+  if (h.magic != vocab::kPartialMagic || h.dtype != static_cast<uint8_t>(t) || h.form < 1 ||
+      h.form > 3) {
+    return -1;
+  }
+  return h.elements;
+}
+
+size_t encode_partial(DType t, uint32_t contributors, const uint8_t* acc, size_t n, uint8_t* out,
+                      size_t cap) {
+  Format f;
+  if (!detail::format_of(t, f) || n > UINT16_MAX) return 0;
+  const Acc a{const_cast<uint8_t*>(acc), n, vocab::kulisch_layout(t, contributors)};
+  const uint32_t digits = vocab::kulisch_wide_digits(t, contributors);
+  // Pass 1: the narrowest form every element fits.
+  bool plain = true, with_flags = false;
+  uint32_t low = UINT32_MAX, high = 0;  // lowest set bit, bit length over nonzero elements
+  for (size_t i = 0; i < n; ++i) {
+    const Exact e = exact_of(a, i);
+    bool lossless = false;
+    detail::round_once(f, e, &lossless);
+    const bool special = e.flags & (vocab::kFlagNan | vocab::kFlagPosInf | vocab::kFlagNegInf);
+    if (!special && !lossless) plain = false;
+    if (e.flags != vocab::kFlagNotNegZero) with_flags = true;
+    if (!e.zero()) {
+      uint32_t b = 0;
+      while (!e.bit(b)) ++b;
+      low = b < low ? b : low;
+      high = e.bits() > high ? e.bits() : high;
+      if (e.bits() >= 32 * digits) return 0;  // beyond the width: not an honest state
+    }
+  }
+  PartialForm form = PartialForm::kWide;
+  int16_t scale = 0;
+  const auto n32 = static_cast<uint32_t>(n);
+  if (plain) {
+    form = PartialForm::kPlain;
+    with_flags = false;
+  } else if ((high == 0 || high - low <= 63) &&
+             vocab::partial_bytes(PartialForm::kFixed64, t, n32, contributors, with_flags) <
+                 vocab::partial_bytes(PartialForm::kWide, t, n32, contributors, with_flags)) {
+    form = PartialForm::kFixed64;
+    scale = static_cast<int16_t>(high == 0 ? 0 : low);
+  }
+  const uint32_t need = vocab::partial_bytes(form, t, n32, contributors, with_flags);
+  if (need > cap) return 0;
+  // Pass 2: write it.
+  write_header(out, form, t, with_flags, n, scale);
+  uint8_t* body = out + vocab::kPartialHeaderBytes;
+  for (size_t i = 0; i < n; ++i) {
+    const Exact e = exact_of(a, i);
+    switch (form) {
+      case PartialForm::kPlain:
+        detail::write_bits(f, body + i * f.width, detail::round_once(f, e, nullptr));
+        break;
+      case PartialForm::kFixed64: {
+        const auto mag = static_cast<int64_t>(e.bits_at(static_cast<uint32_t>(scale), 63));
+        const int64_t v = e.negative ? -mag : mag;
+        std::memcpy(body + i * 8, &v, 8);
+        break;
+      }
+      case PartialForm::kWide: {
+        // Two's complement of the magnitude, `digits` digits.
+        uint64_t carry = 1;
+        for (uint32_t j = 0; j < digits; ++j) {
+          uint32_t d = e.mag[j];
+          if (e.negative) {
+            const uint64_t s = uint64_t{static_cast<uint32_t>(~d)} + carry;
+            d = static_cast<uint32_t>(s);
+            carry = s >> 32;
+          }
+          std::memcpy(body + (size_t{i} * digits + j) * 4, &d, 4);
+        }
+        break;
+      }
+    }
+  }
+  if (with_flags) {
+    const size_t body_bytes = form == PartialForm::kFixed64 ? n * 8 : size_t{n} * 4 * digits;
+    uint8_t* flags = body + body_bytes;
+    for (size_t i = 0; i < n; ++i) flags[i] = a.flags()[i];
+  }
+  return need;
+}
+
+bool merge_partial(DType t, uint32_t contributors, uint8_t* acc, size_t n, const uint8_t* in,
+                   size_t len, bool first) {
+  Format f;
+  if (!detail::format_of(t, f) || partial_elements(t, in, len) != static_cast<int>(n)) return false;
+  const Header h = read_header(in);
+  const auto form = static_cast<PartialForm>(h.form);
+  const bool with_flags = h.flags == 1;
+  if (h.flags > 1 || (form == PartialForm::kPlain && (with_flags || h.scale != 0)) ||
+      (form == PartialForm::kWide && h.scale != 0) || h.scale < 0) {
+    return false;
+  }
+  if (len != vocab::partial_bytes(form, t, static_cast<uint32_t>(n), contributors, with_flags)) {
+    return false;
+  }
+  const Acc a{acc, n, vocab::kulisch_layout(t, contributors)};
+  const uint8_t* body = in + vocab::kPartialHeaderBytes;
+  const uint32_t digits = vocab::kulisch_wide_digits(t, contributors);
+  const uint32_t width = vocab::exact_width_bits(t, contributors);
+  if (form == PartialForm::kPlain) {
+    if (first) clear(a);
+    for (size_t i = 0; i < n; ++i)
+      add_deposit(a, i, detail::decode(f, detail::read_bits(f, body + i * f.width)));
+    return true;
+  }
+  const uint8_t* flags =
+      with_flags ? body + (form == PartialForm::kFixed64 ? n * 8 : size_t{n} * 4 * digits)
+                 : nullptr;
+  // Pass 1: every element fits the width, and a one-limb accumulator stays inside its limb.
+  const int64_t limb_max = a.l.limb_bytes == 4 ? INT32_MAX : INT64_MAX;
+  for (size_t i = 0; i < n; ++i) {
+    Exact e;
+    if (!element_of(body, form, digits, h.scale, i, flags, width, e)) return false;
+    if (a.l.limbs == 1) {
+      const __int128 v = static_cast<__int128>(e.bits_at(0, 63)) * (e.negative ? -1 : 1);
+      const __int128 sum = v + (first ? 0 : a.limb(0, i));
+      if (sum > limb_max || sum < -static_cast<__int128>(limb_max)) return false;
+    }
+  }
+  if (first) clear(a);
+  for (size_t i = 0; i < n; ++i) {
+    Exact e;
+    element_of(body, form, digits, h.scale, i, flags, width, e);
+    add_exact(a, i, e);
+  }
+  return true;
+}
+
+}  // namespace epic::arith::kulisch
