@@ -156,7 +156,7 @@ std::string Datapath::build_snapshot(const std::vector<e::GroupConfig>& groups,
     if (std::string e = e::check_config(g); !e.empty()) return who + e;
     if (!entry.slots) {
       try {
-        entry.slots = std::make_shared<e::SlotRegion>(g.window, g.pmtu);
+        entry.slots = std::make_shared<e::SlotRegion>(g.window, g.pmtu, g.arith, g.num_ranks);
       } catch (const std::bad_alloc&) {
         return who + "no memory for " + std::to_string(2 * uint64_t{g.window}) + " slots";
       }

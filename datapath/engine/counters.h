@@ -49,6 +49,7 @@ enum class CounterKind : uint8_t { kTotal, kDisposition, kDrop, kEvent };
   X(drop_unknown_psn, kDrop, "unknown_psn", "PSN in no known collective of that child")           \
   X(drop_bad_control, kDrop, "bad_control", "control message malformed or disagreeing")           \
   X(drop_inconsistent, kDrop, "inconsistent", "opcode/length disagrees with slot or collective")  \
+  X(drop_arith_unfit, kDrop, "arith_unfit", "collective's accumulator exceeds the group's slots") \
   X(drop_unsupported, kDrop, "unsupported", "opcode or collective type not handled")              \
   X(drop_frontier_ahead, kDrop, "frontier_ahead", "Mode-II: frontier beyond every announced PSN") \
   X(drop_ack_refused, kDrop, "ack_refused", "Mode-III: ACK/NAK of a PSN never sent or unknown")  \

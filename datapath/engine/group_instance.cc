@@ -28,6 +28,22 @@ std::string check_group(const GroupConfig& config, const SlotRegion* slots) {
       slots->pmtu != config.pmtu) {
     return "slot region must hold 2*MW slots of the group's path MTU";
   }
+  // Mode-III hops carry plain values (pipe.cc): an exact sum across switches needs Mode-II's
+  // AUTO partials.
+  if (config.arith.profile == vocab::AccumProfile::kKulischFixed &&
+      config.mode == vocab::GroupMode::kMode3 &&
+      (config.parent || std::any_of(config.children.begin(), config.children.end(),
+                                    [](const ChildLink& c) { return !c.is_rank; }))) {
+    return "an exact sum (kulisch_fixed) on a Mode-III tree of several switches is not "
+           "supported: use Mode-II, or one switch";
+  }
+  // The Kulisch layouts depend on the ranks R (the exact width grows with ceil(log2 R)).
+  const bool exact = config.arith.profile == vocab::AccumProfile::kKulischFixed;
+  if (!(slots->arith == config.arith) || (exact && slots->contributors != config.num_ranks) ||
+      slots->accum_stride != vocab::slot_accum_bytes(config.pmtu, config.arith, config.num_ranks)) {
+    return "slot region must be sized for the group's arithmetic (accumulator profile, dtype, "
+           "ranks)";
+  }
   return "";
 }
 

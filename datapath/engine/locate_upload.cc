@@ -1,5 +1,6 @@
 #include "datapath/engine/locate_upload.h"
 
+#include "datapath/arith/kulisch.h"
 #include "proto/vocab/collective_map.h"
 #include "proto/vocab/psn.h"
 
@@ -22,10 +23,20 @@ PacketRef announce(GroupState& g, const PacketMeta& m, Actions& a) {
     return {};
   }
   const auto d = decode_control(m.payload, m.payload_len);
-  if (!d || vocab::check_collective(*d, g.config->num_ranks, g.config->pmtu) !=
-                vocab::CollectiveFault::kNone) {
+  if (!d) {
     drop(g, n.drop_bad_control);
     return {};
+  }
+  switch (vocab::check_collective(*d, g.config->num_ranks, g.config->pmtu, g.config->arith)) {
+    case vocab::CollectiveFault::kNone:
+      break;
+    case vocab::CollectiveFault::kArithmetic:
+      // Its accumulator does not fit the slots the group's arithmetic was granted.
+      drop(g, n.drop_arith_unfit);
+      return {};
+    default:
+      drop(g, n.drop_bad_control);
+      return {};
   }
   return {create_record(g, *d), true, 0};
 }
@@ -49,12 +60,26 @@ PacketRef locate_upload(GroupState& g, const PacketMeta& m, Actions& a) {
       drop(g, n.drop_bad_control);
       return {};
     }
-  } else if (m.payload_len != ref.record->shape.payload_len(ref.j) || m.has_immdt ||
+  } else if (upload_len(g, m, ref) != ref.record->shape.payload_len(ref.j) || m.has_immdt ||
              !child_sends(g, m.child_index(), ref)) {
     drop(g, n.drop_inconsistent);
     return {};
   }
   return ref;
+}
+
+bool carries_partial(const GroupState& g, const PacketMeta& m, const PacketRef& ref) {
+  const vocab::CollectiveDescriptor& d = ref.record->shape.desc;
+  return !m.control && !g.config->children[m.child_index()].is_rank &&
+         vocab::uses_kulisch(g.config->arith.profile, d.dtype, d.op);
+}
+
+uint32_t upload_len(const GroupState& g, const PacketMeta& m, const PacketRef& ref) {
+  if (!carries_partial(g, m, ref)) return m.payload_len;
+  const vocab::DType t = ref.record->shape.desc.dtype;
+  const int n = arith::kulisch::partial_elements(t, m.payload, m.payload_len);
+  if (n < 0) return UINT32_MAX;
+  return static_cast<uint32_t>(n) * static_cast<uint32_t>(vocab::wire_bytes(t));
 }
 
 }  // namespace epic::engine

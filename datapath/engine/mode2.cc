@@ -23,9 +23,11 @@ void contribute(GroupState& g, const PacketMeta& m, const PacketRef& ref, Action
   SlotRegion& region = *g.slots;
   const uint32_t i = region.index(gpsn);
   Slot& s = region.meta[i];
+  // An exact partial stands for the plain length of its elements (checked by locate_upload).
+  const auto len = static_cast<uint16_t>(upload_len(g, m, ref));
   const SlotClaim claim{ref.control,
                         m.opcode,
-                        m.payload_len,
+                        len,
                         ref.control ? kControlImm : 0,
                         ref.record->shape.desc.dtype,
                         ref.record->shape.desc.op};
@@ -44,8 +46,10 @@ void contribute(GroupState& g, const PacketMeta& m, const PacketRef& ref, Action
     case SlotVerdict::kFresh:
       break;
   }
-  const Contribution r =
-      aggregate_data(region, i, m.child, m.opcode, m.payload, m.payload_len, fan_in(g, ref));
+  const Source from = g.config->children[m.child_index()].is_rank ? Source::kRank : Source::kSwitch;
+  const Completion then = g.config->parent ? Completion::kPartialUp : Completion::kResult;
+  const Contribution r = aggregate_data(region, i, m.child, from, m.opcode, m.payload,
+                                        m.payload_len, fan_in(g, ref), then);
   if (r == Contribution::kInconsistent) {
     drop(g, n.drop_inconsistent);
     return;
@@ -58,7 +62,8 @@ void contribute(GroupState& g, const PacketMeta& m, const PacketRef& ref, Action
   const Payload result{s.opcode, s.immdt, region.result_of(i), s.payload_len};
   if (g.config->parent) {
     s.state = SlotState::kSentUp;
-    send_up(g, gpsn, result, a);
+    const UpPayload up = up_payload(region, i);
+    send_up(g, gpsn, {s.opcode, s.immdt, up.data, up.len}, a);
     ++n.partials_sent_up;
   } else {
     s.state = SlotState::kComplete;

@@ -7,10 +7,19 @@
 #include "datapath/engine/mode2.h"
 #include "datapath/engine/packet_meta.h"
 #include "datapath/wire/parser.h"
+#include "proto/vocab/limits.h"
 
 namespace epic::engine {
 
 namespace w = epic::wire;
+
+namespace {
+
+// A switch child's exact partial (proto/vocab/partial.h) can be larger than any path MTU, up to
+// a port's MTU; every payload's length is checked against its collective after parsing.
+constexpr w::ParseOptions kParseOptions{true, true, vocab::kMaxPortMtu};
+
+}  // namespace
 
 uint32_t data_packets(const CollectiveDescriptor& d, uint16_t ranks, uint16_t pmtu) {
   return shape_of(d, ranks, pmtu).n_data;
@@ -124,7 +133,7 @@ void Mode2Engine::process(const RxFrame* frames, size_t n, TxBatch& out, uint64_
   for (size_t first = 0; first < n; first += kChunk) {
     const size_t m = std::min(kChunk, n - first);
     for (size_t k = 0; k < m; ++k) {
-      parsed[k] = w::parse(frames[first + k].data, frames[first + k].length);
+      parsed[k] = w::parse(frames[first + k].data, frames[first + k].length, kParseOptions);
       const w::PacketView& v = parsed[k].view;
       if (parsed[k].ok() && v.ip_version == w::IpVersion::kV4) {
         lookup_.prefetch(v.ipv4_dst(), v.dest_qp());

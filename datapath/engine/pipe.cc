@@ -69,7 +69,9 @@ PipeReceive pipe_receive(PipeState& p, uint32_t psn, int child, const SlotClaim&
   }
   // Complete without this in-endpoint: it is not one of the packet's contributors.
   if (r.meta[i].state != SlotState::kAggregating) return PipeReceive::kInconsistent;
-  switch (aggregate_data(r, i, child, claim.opcode, payload, len, fan_in)) {
+  // Mode-III hops carry plain values only: an exact sum on a Mode-III tree of several switches
+  // is refused by context validation (check_shape), so every in-endpoint here sends plain data.
+  switch (aggregate_data(r, i, child, Source::kRank, claim.opcode, payload, len, fan_in)) {
     case Contribution::kInconsistent:
       return PipeReceive::kInconsistent;
     case Contribution::kAdded:

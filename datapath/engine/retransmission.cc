@@ -1,11 +1,23 @@
 #include "datapath/engine/retransmission.h"
 
 #include "datapath/engine/ack_reflect.h"
+#include "datapath/engine/aggregate_data.h"
 #include "datapath/engine/replicate_data.h"
 #include "proto/vocab/aeth.h"
 #include "proto/vocab/psn.h"
 
 namespace epic::engine {
+
+namespace {
+
+// What this switch sent its parent for slot `i`: its stored partial, or its exact partial.
+Payload partial_of(SlotRegion& region, uint32_t i) {
+  const Slot& s = region.meta[i];
+  const UpPayload up = up_payload(region, i);
+  return {s.opcode, s.immdt, up.data, up.len};
+}
+
+}  // namespace
 
 void answer_acknowledged_upload(GroupState& g, int child, Actions& a) {
   const auto c = static_cast<size_t>(child);
@@ -37,9 +49,9 @@ void answer_duplicate_contribution(GroupState& g, int child, const PacketRef& re
     // acknowledge it again — here, and through the root everywhere else.
     replicate_data(g, ref, result, Fanout::kAgain, a);
     ++a.counters.results_resent;
-    if (cfg.parent) send_up(g, ref.gpsn(), result, a);
+    if (cfg.parent) send_up(g, ref.gpsn(), partial_of(region, i), a);
   } else if (s.state == SlotState::kSentUp && cfg.parent) {  // only a non-root sends up
-    send_up(g, ref.gpsn(), result, a);
+    send_up(g, ref.gpsn(), partial_of(region, i), a);
     ++a.counters.partials_resent_up;
   }
   // A rank retransmits because others are slow (contributions missing, or the receivers have

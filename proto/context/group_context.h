@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "proto/vocab/addr.h"
+#include "proto/vocab/arith.h"
 #include "proto/vocab/limits.h"
 #include "proto/vocab/pkey.h"
 
@@ -71,6 +72,9 @@ struct GroupContext {
   // default): not checked, and the switch sends the default partition's key.
   std::optional<uint16_t> pkey{};
   uint16_t wire_pkey() const { return pkey.value_or(kDefaultPkey); }
+  // The group's accumulator profile and the element type its slots are sized for
+  // (proto/vocab/arith.h; docs/arithmetic.md). Every switch of a group runs the same.
+  GroupArith arith{};
   friend bool operator==(const GroupContext&, const GroupContext&) = default;
 };
 

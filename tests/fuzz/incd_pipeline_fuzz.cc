@@ -8,7 +8,9 @@
 //
 // Two groups are installed: group 1 (root, three rank children) on INC address
 // 1 at worker 0; group 2 (a rank child, a switch child and a parent) on INC
-// address 2 at worker 0 or 1; both in Mode-II, or (header flag 32) in Mode-III,
+// address 2 at worker 0 or 1; both in Mode-II, or (header flag 32) in Mode-III, summing fp32
+// in arrival order, or exactly (window byte bit 2: KULISCH_FIXED; group 2 only in Mode-II, where
+// its switch child's data must be an exact partial, proto/vocab/partial.h),
 // whose timers the loop runs (Mode2Engine::poll) as the worker does. Frames come from templates of
 // that topology (control messages, data, ACKs and frontiers of every edge, transit RoCEv2, ARP,
 // plain L2) that the input picks, re-sequences and mutates (with or without re-deriving the
@@ -124,6 +126,7 @@ struct Header {
   bool mode3;        // both groups in Mode-III (hops ACK, NAK and retransmit; timers run at poll)
   bool narrow_udp;   // engines take UDP source ports 0xC000..0xC003 only (edge binding)
   bool group1_pkey;  // group 1 is bound to the partition 0x8012 (edge binding)
+  bool exact;        // the groups sum fp32 exactly (KULISCH_FIXED; group 2 only in Mode-II)
   uint8_t fault_profile[kWorkers][kPorts];
   uint64_t seed;
 };
@@ -145,7 +148,9 @@ Header read_header(Input& in) {
     for (size_t p = 0; p < kPorts; ++p)
       h.fault_profile[wk][p] = (faults >> (2 * ((p + wk) % 4))) & 3;
   }
-  h.window = 2u << (in.byte() & 3);  // 2..16
+  const uint8_t window = in.byte();
+  h.window = 2u << (window & 3);  // 2..16
+  h.exact = (window & 4) != 0;
   for (int i = 0; i < 4; ++i) h.seed = h.seed << 8 | in.byte();
   return h;
 }
@@ -301,6 +306,12 @@ void build(Switch& s) {
   s.config.drop_bad_icrc = s.h.drop_bad_icrc;
   s.groups = {group1(s.h), group2(s.h)};
   if (s.h.group1_pkey) s.groups[0].pkey = 0x8012;
+  if (s.h.exact) {
+    // Mode-III hops carry plain values only: an exact group 2 (which has a parent) is Mode-II.
+    const vocab::GroupArith exact{vocab::AccumProfile::kKulischFixed, vocab::DType::kFp32};
+    s.groups[0].arith = exact;
+    if (!s.h.mode3) s.groups[1].arith = exact;
+  }
   const uint16_t owner[2] = {0, s.h.group2_owner};
   for (size_t gi = 0; gi < 2; ++gi) {
     const e::GroupConfig& g = s.groups[gi];
@@ -332,7 +343,8 @@ void build(Switch& s) {
     for (Worker& wr : s.workers) wr.engine.set_udp_source_ports({0xC000, 0xC003});
   }
   for (size_t gi = 0; gi < 2; ++gi) {
-    s.slots.push_back(std::make_unique<e::SlotRegion>(s.h.window, kPmtu));
+    s.slots.push_back(std::make_unique<e::SlotRegion>(s.h.window, kPmtu, s.groups[gi].arith,
+                                                      s.groups[gi].num_ranks));
     s.workers[owner[gi]].engine.install_group(s.groups[gi], s.slots.back().get());
   }
 }

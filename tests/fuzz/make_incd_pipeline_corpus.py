@@ -236,6 +236,15 @@ for flags in (0x40, 0x60):
     s.loop(0x81)
     seeds.append(s)
 
+# Exact sums (window byte bit 2: both groups KULISCH_FIXED fp32): group 1's fp32 AllReduce is
+# deposited exactly; group 2's switch child sends plain data, which is no partial (refused).
+for flags in (0x00, 0x20):
+    s = Seed(flags=flags, window=1 | 4, psn=0x38)
+    group1_collective(s, ALLREDUCE_1)
+    group2_allreduce(s)
+    s.loop(0x81)
+    seeds.append(s)
+
 # A raw frame, and unsupported opcodes to every edge.
 s = Seed()
 s.raw(0, bytes(range(64)))

@@ -64,6 +64,11 @@ struct HarnessConfig {
   // the P_Key every rank's QP sends.
   std::optional<uint16_t> group_pkey{};
   uint16_t rank_pkey = vocab::kDefaultPkey;
+  // The group's arithmetic at every switch (GroupContext::arith: accumulator profile, dtype).
+  vocab::GroupArith arith{};
+  // Compare every result with its reference; off for runs whose results depend on arrival
+  // order by design (FP32_ARRIVAL float sums under reordering), which read RunResult::results.
+  bool check_results = true;
 };
 
 struct RunResult {
@@ -75,6 +80,8 @@ struct RunResult {
   std::vector<engine::EngineCounters> per_switch;
   soft::QpCounters ranks;  // summed over all ranks
   size_t ranks_count = 0;
+  // What every rank received: results[k][r] is rank r's receive buffer of collective k.
+  std::vector<std::vector<std::vector<uint8_t>>> results;
 };
 
 // Runs `plan` (the same sequence of collectives on every rank), each rank driven by the
@@ -83,6 +90,11 @@ struct RunResult {
 // every rank's result is checked against host::expected_result.
 RunResult run(const HarnessConfig& cfg, const std::vector<vocab::CollectiveDescriptor>& plan,
               const std::vector<std::vector<std::vector<uint8_t>>>& inputs);
+// The same, checking every rank's result against expected[k][r] instead (e.g. an exact
+// reference computed outside our code, for an exact sum).
+RunResult run(const HarnessConfig& cfg, const std::vector<vocab::CollectiveDescriptor>& plan,
+              const std::vector<std::vector<std::vector<uint8_t>>>& inputs,
+              const std::vector<std::vector<std::vector<uint8_t>>>& expected);
 
 int rank_count(const std::vector<int>& shape);
 

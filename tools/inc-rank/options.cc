@@ -6,6 +6,7 @@
 
 #include "host/collective/plan.h"
 #include "proto/vocab/addr.h"
+#include "proto/vocab/collective_map.h"
 #include "proto/vocab/limits.h"
 
 namespace epic::tools::rank {
@@ -73,6 +74,11 @@ group (the same on every rank, as in the switch's configuration):
                               verbs: enforced in software over whole messages, so keep
                               messages (--plan sizes) within MW packets
   --pmtu N                    path MTU: 256 512 1024 2048 4096 (default 1024)
+  --accumulator NAME          the group's accumulator profile: fp32_arrival (default) or
+                              kulisch_fixed (exact float sums, rounded once)
+  --group-dtype DTYPE         the element type the group's slots are sized for
+                              (required with kulisch_fixed; a collective whose
+                              accumulator does not fit is refused, docs/arithmetic.md)
 
 plan:
   --plan PLAN                 the collectives to run, in order, comma-separated:
@@ -80,12 +86,16 @@ plan:
                                 broadcast:DTYPE:root=R:COUNT
                                 reduce_scatter:DTYPE:OP:COUNT
                                 allgather:DTYPE:COUNT       barrier
-                              DTYPE int32 fp32 fp16 bf16, OP sum min max; COUNT is
+                              DTYPE int32 fp32 fp16 bf16 int8 fp8_e4m3 fp8_e5m2,
+                              OP sum min max; COUNT is
                               elements per rank (reduce_scatter, allgather: of each
                               rank's chunk). Example:
                               allreduce:int32:sum:1048576,barrier,broadcast:fp32:root=2:4096
   --reps K                    run the plan K times (default 1)
   --seed S                    seed of every rank's inputs (default 1)
+  --inputs exact|adversarial  exact (default): values every profile reduces exactly;
+                              adversarial: float values whose sums only kulisch_fixed
+                              gets right (cancellation, tiny terms, overflow, NaN/inf/-0)
 
 RC and bounds:
   --timeout-ms T              each collective, and the final acknowledgements of our
@@ -109,6 +119,9 @@ output:
                               "retransmits":..,"timeouts":..,...}
                               (verbs: the NIC keeps its own retransmission counters;
                               the summary's are 0)
+  --dump PATH                 also write one JSON line per collective to PATH:
+                              {"k":i,"type":..,"dtype":..,"op":..,"root":..,
+                              "input":HEX,"result":HEX}
   -h, --help                  this text
 
 Numbers are decimal or 0x-prefixed hexadecimal. bytes is the larger of a rank's
@@ -179,6 +192,11 @@ ParsedOptions parse_options(int argc, const char* const* argv) {
                        : "path MTU " + s + " is not one of " + std::string(vocab::kPmtuChoices);
           },
           "PMTU"));
+  std::string accumulator, group_dtype, inputs = "exact";
+  app.add_option("--accumulator", accumulator);
+  app.add_option("--group-dtype", group_dtype);
+  app.add_option("--inputs", inputs)->check(CLI::IsMember({"exact", "adversarial"}));
+  app.add_option("--dump", o.dump_path);
   app.add_option("--plan", o.plan_text);
   app.add_option("--reps", o.reps)->check(CLI::Range(1u, 100000000u));
   app.add_option("--seed", o.seed);
@@ -271,10 +289,40 @@ ParsedOptions parse_options(int argc, const char* const* argv) {
                                 {"--rx-loss", o.loss.rx_request_rate}}) {
     if (std::string why = check_rate(name, v); !why.empty()) return fail(why);
   }
+  o.adversarial = inputs == "adversarial";
+  if (!accumulator.empty()) {
+    const auto p = vocab::parse_profile(accumulator);
+    if (!p)
+      return fail("--accumulator: '" + accumulator + "' is not fp32_arrival or kulisch_fixed");
+    o.arith.profile = *p;
+  }
+  if (!group_dtype.empty()) {
+    const auto t = vocab::parse_dtype(group_dtype);
+    if (!t) {
+      return fail("--group-dtype: '" + group_dtype +
+                  "' is not one of int32 fp32 fp16 bf16 int8 fp8_e4m3 fp8_e5m2");
+    }
+    o.arith.dtype = *t;
+  }
+  if (o.arith.profile == vocab::AccumProfile::kKulischFixed && !o.arith.dtype) {
+    return fail("--accumulator kulisch_fixed needs --group-dtype (what the slots are sized for)");
+  }
   host::ParsedPlan plan = host::parse_plan(o.plan_text);
   if (!plan.error.empty()) return fail("--plan: " + plan.error);
   if (std::string why = host::check_plan(plan.plan, o.ranks); !why.empty()) {
     return fail("--plan: " + why);
+  }
+  for (const vocab::CollectiveDescriptor& d : plan.plan) {
+    if (vocab::check_collective(d, o.ranks, o.pmtu, o.arith) ==
+        vocab::CollectiveFault::kArithmetic) {
+      return fail("--plan: " + host::format_collective(d) + ": " +
+                  std::string(vocab::to_string(vocab::CollectiveFault::kArithmetic)) + " (" +
+                  std::string(vocab::to_string(o.arith.profile)) + ", group dtype " +
+                  (o.arith.dtype ? std::string(vocab::to_string(*o.arith.dtype)) : "unset") + ")");
+    }
+    if (o.adversarial && !vocab::is_float(d.dtype) && d.type != vocab::CollectiveType::kBarrier) {
+      return fail("--inputs adversarial: " + host::format_collective(d) + " is not a float type");
+    }
   }
   o.plan = std::move(plan.plan);
   return r;

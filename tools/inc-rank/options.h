@@ -11,6 +11,7 @@
 
 #include "host/transport/soft/io/loss_injector.h"
 #include "proto/vocab/addr.h"
+#include "proto/vocab/arith.h"
 #include "proto/vocab/collective.h"
 #include "proto/vocab/limits.h"
 
@@ -51,12 +52,21 @@ struct Options {
   uint32_t initial_psn = 0;
   uint32_t window = 0;  // MW
   uint16_t pmtu = vocab::kDefaultPmtu;
+  // The group's arithmetic (as in the switch's configuration): the accumulator profile and the
+  // dtype its slots are sized for (docs/arithmetic.md). Results are checked against it.
+  vocab::GroupArith arith{};
 
   // what to run
   std::string plan_text;
   std::vector<vocab::CollectiveDescriptor> plan;
   uint32_t reps = 1;
   uint64_t seed = 1;
+  // Inputs: "exact" (host::exact_input, reducible in any order) or "adversarial"
+  // (host::adversarial_input: float values whose sums only an exact profile gets right).
+  bool adversarial = false;
+  // When set: one JSON line per collective with this rank's input and result (hex), for a
+  // checker outside EPIC (tests/integration/incd_exact.py).
+  std::string dump_path;
 
   // RC and bounds
   uint32_t timeout_ms = 10000;  // each collective; the final acknowledgements

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "host/collective/adversarial.h"
 #include "host/collective/collective_runner.h"
 #include "host/collective/expected.h"
 #include "host/collective/inputs.h"
@@ -122,6 +123,36 @@ std::string wait_for_file(host::Transport& t, const std::string& path, uint32_t 
   return "";
 }
 
+// Every rank's inputs to collective k (each rank generates any rank's).
+std::vector<std::vector<uint8_t>> rank_inputs(const Options& o,
+                                              const vocab::CollectiveDescriptor& d, uint64_t k) {
+  return o.adversarial ? host::adversarial_inputs(d, o.ranks, o.seed, k)
+                       : host::exact_inputs(d, o.ranks, o.seed, k);
+}
+
+std::string hex(const std::vector<uint8_t>& b) {
+  static const char* digits = "0123456789abcdef";
+  std::string s;
+  s.reserve(2 * b.size());
+  for (uint8_t x : b) {
+    s += digits[x >> 4];
+    s += digits[x & 15];
+  }
+  return s;
+}
+
+// --dump: this rank's input and result of collective k, for a checker outside EPIC.
+void dump(std::FILE* f, uint64_t k, const vocab::CollectiveDescriptor& d,
+          const std::vector<uint8_t>& input, const std::vector<uint8_t>& result) {
+  std::fprintf(f,
+               "{\"k\":%llu,\"type\":\"%s\",\"dtype\":\"%s\",\"op\":\"%s\",\"root\":%u,"
+               "\"input\":\"%s\",\"result\":\"%s\"}\n",
+               static_cast<unsigned long long>(k), std::string(vocab::to_string(d.type)).c_str(),
+               std::string(vocab::to_string(d.dtype)).c_str(),
+               std::string(vocab::to_string(d.op)).c_str(), unsigned{d.root}, hex(input).c_str(),
+               hex(result).c_str());
+}
+
 // Checks rank o.rank's result of collective k against what every rank's inputs give.
 CollectiveOutcome check(const Options& o, uint64_t k, const vocab::CollectiveDescriptor& d,
                         const std::vector<uint8_t>& result, double latency_us) {
@@ -130,8 +161,7 @@ CollectiveOutcome check(const Options& o, uint64_t k, const vocab::CollectiveDes
   c.desc = d;
   c.bytes = std::max(host::send_bytes(d, o.ranks), host::recv_bytes(d, o.rank, o.ranks));
   c.latency_us = latency_us;
-  const std::vector<uint8_t> want =
-      host::expected_result(d, o.rank, host::exact_inputs(d, o.ranks, o.seed, k));
+  const std::vector<uint8_t> want = host::expected_result(d, o.rank, rank_inputs(o, d, k), o.arith);
   c.first_difference = host::first_difference(result, want);
   if (c.first_difference) {
     const size_t at = *c.first_difference;
@@ -160,13 +190,19 @@ Stop run_plan(host::Transport& qp, const Options& o, Summary& sum) {
     }
   } guard{qp};
   const milliseconds timeout(o.timeout_ms);
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> dump_file(nullptr, std::fclose);
+  if (!o.dump_path.empty()) {
+    dump_file.reset(std::fopen(o.dump_path.c_str(), "w"));
+    if (!dump_file) return {kExitSetup, "--dump " + o.dump_path + ": " + std::strerror(errno)};
+  }
   // Completions may post deferred data; the transport transmits it right away.
   auto advance = [&] { runner.poll(); };
   const uint64_t total = uint64_t{o.reps} * o.plan.size();
   for (uint64_t k = 0; k < total; ++k) {
     const vocab::CollectiveDescriptor& d = o.plan[k % o.plan.size()];
     while (!inputs.empty() && inputs.front().first < runner.sends_busy_from()) inputs.pop_front();
-    inputs.emplace_back(k, host::exact_input(d, o.ranks, o.seed, k, o.rank));
+    inputs.emplace_back(k, o.adversarial ? host::adversarial_input(d, o.ranks, o.seed, k, o.rank)
+                                         : host::exact_input(d, o.ranks, o.seed, k, o.rank));
     result.assign(host::recv_bytes(d, o.rank, o.ranks), 0xEE);
     const auto t0 = io::MonoClock::now();
     if (!runner.start(d, inputs.back().second, result)) return {kExitSetup, runner.error()};
@@ -187,6 +223,7 @@ Stop run_plan(host::Transport& qp, const Options& o, Summary& sum) {
                               runner.dump()};
     }
     const CollectiveOutcome c = check(o, k, d, result, us);
+    if (dump_file) dump(dump_file.get(), k, d, inputs.back().second, result);
     ++sum.collectives;
     if (c.first_difference) ++sum.failed;
     std::printf("%s\n", collective_line(o.rank, c, o.json).c_str());

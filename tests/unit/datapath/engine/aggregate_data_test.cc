@@ -218,7 +218,7 @@ TEST(AggregateDataTable, EveryTypeAndOperator) {
       const Bytes& c = row.contributions[k];
       ASSERT_EQ(c.size(), len);
       const Contribution got =
-          aggregate_data(r, i, children[k], op::kSendOnly, c.data(), len, fan_in);
+          aggregate_data(r, i, children[k], Source::kRank, op::kSendOnly, c.data(), len, fan_in);
       EXPECT_STREQ(name(got), k + 1 < fan_in ? "added" : "completed") << "contribution " << k;
       bitmap |= uint64_t{1} << children[k];
       EXPECT_EQ(r.meta[i].bitmap, bitmap) << "contribution " << k;
@@ -250,8 +250,8 @@ TEST(AggregateDataTable, ControlMessageCopiedNotSummed) {
       const uint32_t i = r.index(100);
       claim(r, i, 100, true, op::kSendOnlyImm, kControlPayloadBytes, t, ReduceOp::kSum);
       for (uint16_t k = 0; k < fan_in; ++k) {
-        const Contribution got =
-            aggregate_data(r, i, k, op::kSendOnlyImm, desc.data(), kControlPayloadBytes, fan_in);
+        const Contribution got = aggregate_data(r, i, k, Source::kRank, op::kSendOnlyImm,
+                                                desc.data(), kControlPayloadBytes, fan_in);
         EXPECT_STREQ(name(got), k + 1 < fan_in ? "added" : "completed") << k;
       }
       EXPECT_EQ(Bytes(r.result_of(i), r.result_of(i) + kControlPayloadBytes), desc);
@@ -295,20 +295,22 @@ TEST(AggregateDataTable, InconsistentContributionChangesNothing) {
     const uint8_t slot_op = row.control ? op::kSendOnlyImm : op::kSendOnly;
     claim(r, i, 102, row.control, slot_op, 16, DType::kInt32, ReduceOp::kSum);
     for (uint16_t k = 0; k < row.before; ++k) {
-      ASSERT_STREQ(name(aggregate_data(r, i, k, slot_op, ones.data(), 16, kFanIn)), "added");
+      ASSERT_STREQ(name(aggregate_data(r, i, k, Source::kRank, slot_op, ones.data(), 16, kFanIn)),
+                   "added");
     }
     const std::string meta = describe(r.meta[i]);
     const Bytes accum(r.accum_of(i), r.accum_of(i) + vocab::slot_accum_bytes(kPmtu));
     const Bytes result(r.result_of(i), r.result_of(i) + kPmtu);
-    EXPECT_STREQ(name(aggregate_data(r, i, 5, row.opcode, big.data(), row.len, kFanIn)),
-                 "inconsistent");
+    EXPECT_STREQ(
+        name(aggregate_data(r, i, 5, Source::kRank, row.opcode, big.data(), row.len, kFanIn)),
+        "inconsistent");
     EXPECT_EQ(describe(r.meta[i]), meta);
     EXPECT_EQ(Bytes(r.accum_of(i), r.accum_of(i) + accum.size()), accum);
     EXPECT_EQ(Bytes(r.result_of(i), r.result_of(i) + kPmtu), result);
     expect_others_untouched(r, i);
     // The consistent contributions still complete it: the refused one left no trace.
     for (uint16_t k = row.before; k < kFanIn; ++k) {
-      EXPECT_STREQ(name(aggregate_data(r, i, k, slot_op, ones.data(), 16, kFanIn)),
+      EXPECT_STREQ(name(aggregate_data(r, i, k, Source::kRank, slot_op, ones.data(), 16, kFanIn)),
                    k + 1 < kFanIn ? "added" : "completed");
     }
     EXPECT_EQ(r.meta[i].bitmap, 0x7u);
@@ -349,7 +351,8 @@ TEST(AggregateDataTable, ParentResult) {
     const uint8_t slot_op = row.control ? op::kSendOnlyImm : op::kSendOnly;
     claim(r, i, 103, row.control, slot_op, 16, DType::kInt32, ReduceOp::kSum);
     // Two children contributed; the partial went up.
-    ASSERT_STREQ(name(aggregate_data(r, i, 0, slot_op, partial.data(), 16, 1)), "completed");
+    ASSERT_STREQ(name(aggregate_data(r, i, 0, Source::kRank, slot_op, partial.data(), 16, 1)),
+                 "completed");
     r.meta[i].state = SlotState::kSentUp;
     Slot after = r.meta[i];
     if (row.stored) after.state = SlotState::kComplete;
