@@ -1,11 +1,12 @@
-// KULISCH_FIXED (kulisch.h): the portable implementation — the specification every faster
-// path must match byte for byte — and the AUTO partial codec.
+// KULISCH_FIXED (kulisch.h): exact deposits (portable C++, specialised per type and layout),
+// the one rounding, and the AUTO partial codec.
 #include "datapath/arith/kulisch.h"
 
 #include <cstring>
+#include <type_traits>
 
 #include "datapath/arith/kulisch_format.h"
-#include "datapath/arith/kulisch_kernels.h"
+#include "datapath/arith/kulisch_layout.h"
 
 namespace epic::arith::kulisch {
 
@@ -48,35 +49,121 @@ int64_t add_wrap(int64_t a, int64_t b) {
   return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
 }
 
-void add_deposit(const Acc& a, size_t i, const Deposit& d) {
-  if (d.m != 0) {
-    if (a.l.limbs == 1) {
-      const int64_t v = static_cast<int64_t>(d.m << d.shift);
-      a.set_limb(0, i, add_wrap(a.limb(0, i), d.negative ? -v : v));
-    } else {
-      const uint64_t v = d.m << (d.shift % 32);  // < 2^56
-      const size_t k = d.shift / 32;
-      const auto lo = static_cast<int64_t>(v & 0xFFFFFFFFu);
-      const auto hi = static_cast<int64_t>(v >> 32);
-      a.set_limb(k, i, add_wrap(a.limb(k, i), d.negative ? -lo : lo));
-      a.set_limb(k + 1, i, add_wrap(a.limb(k + 1, i), d.negative ? -hi : hi));
-    }
-  }
-  a.flags()[i] |= d.flags;
+void clear(const Acc& a) { std::memset(a.base, 0, accum_bytes_of(a.l, a.n)); }
+
+// The packet path: deposit every element of `wire`, specialised per layout. A single limb adds
+// ±M·2^shift; nine limbs add the low 32 bits of M·2^(shift mod 32) to limb shift/32 and the
+// rest to the next (carry-save: no carry propagates here).
+// A float type's fields as compile-time constants (the packet path's decode, unrolled by type).
+template <uint32_t Width, uint32_t MBits, uint32_t EBits, bool HasInf>
+struct Fields {
+  static constexpr uint32_t kWidth = Width, kMBits = MBits, kEBits = EBits;
+  static constexpr uint32_t kTop = (1u << EBits) - 1;
+  static constexpr bool kHasInf = HasInf;
+};
+using Fp32Fields = Fields<4, 23, 8, true>;
+using Bf16Fields = Fields<2, 7, 8, true>;
+using Fp16Fields = Fields<2, 10, 5, true>;
+using E5M2Fields = Fields<1, 2, 5, true>;
+using E4M3Fields = Fields<1, 3, 4, false>;
+
+// decode() with constants, branch-free: specials deposit nothing and only set flags.
+template <typename F>
+inline Deposit decode_fast(uint32_t x) {
+  Deposit d;
+  const uint32_t sign = (x >> (F::kEBits + F::kMBits)) & 1;
+  const uint32_t field = (x >> F::kMBits) & F::kTop;
+  const uint32_t mant = x & ((1u << F::kMBits) - 1);
+  const bool special =
+      F::kHasInf ? field == F::kTop : (field == F::kTop && mant == (1u << F::kMBits) - 1);
+  const bool nan = special && (!F::kHasInf || mant != 0);
+  const bool inf = special && !nan;
+  const uint64_t m = field != 0 ? (mant | (1u << F::kMBits)) : mant;
+  d.m = special ? 0 : m;
+  d.shift = field != 0 ? field - 1 : 0;
+  d.negative = sign != 0;
+  const bool neg_zero = sign && field == 0 && mant == 0;
+  d.flags =
+      static_cast<uint8_t>((neg_zero ? 0 : vocab::kFlagNotNegZero) | (nan ? vocab::kFlagNan : 0) |
+                           (inf ? (sign ? vocab::kFlagNegInf : vocab::kFlagPosInf) : 0));
+  return d;
 }
 
-void clear(const Acc& a) { std::memset(a.base, 0, accum_bytes_of(a.l, a.n)); }
+template <typename F>
+inline uint32_t read_fast(const uint8_t* p) {
+  uint32_t x = 0;
+  std::memcpy(&x, p, F::kWidth);
+  return x;
+}
+
+// The packet path: deposit every element of `wire`, specialised per type and layout. A single
+// limb adds ±M·2^shift; nine limbs add the low 32 bits of M·2^(shift mod 32) to limb shift/32
+// and the rest to the next (carry-save: no carry propagates here).
+template <typename F, typename Limb>
+void deposit_one_limb(uint8_t* acc, uint8_t* flags, const uint8_t* wire, size_t n) {
+  using U = std::make_unsigned_t<Limb>;
+  for (size_t i = 0; i < n; ++i) {
+    const Deposit d = decode_fast<F>(read_fast<F>(wire + i * F::kWidth));
+    const auto v = static_cast<U>(d.m << d.shift);
+    U x;
+    std::memcpy(&x, acc + i * sizeof(Limb), sizeof(Limb));
+    x += d.negative ? static_cast<U>(0 - v) : v;
+    std::memcpy(acc + i * sizeof(Limb), &x, sizeof(Limb));
+    flags[i] |= d.flags;
+  }
+}
+
+template <typename F>
+void deposit_wide(uint8_t* acc, uint8_t* flags, const uint8_t* wire, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    const Deposit d = decode_fast<F>(read_fast<F>(wire + i * F::kWidth));
+    const uint64_t v = d.m << (d.shift % 32);
+    const size_t k = d.shift / 32;
+    const uint64_t lo = v & 0xFFFFFFFFu, hi = v >> 32;
+    uint8_t* p0 = acc + (k * n + i) * 8;
+    uint8_t* p1 = p0 + n * 8;
+    uint64_t x0, x1;
+    std::memcpy(&x0, p0, 8);
+    std::memcpy(&x1, p1, 8);
+    x0 += d.negative ? 0 - lo : lo;
+    x1 += d.negative ? 0 - hi : hi;
+    std::memcpy(p0, &x0, 8);
+    std::memcpy(p1, &x1, 8);
+    flags[i] |= d.flags;
+  }
+}
+
+void deposit_all(DType t, const Acc& a, const uint8_t* wire) {
+  uint8_t* acc = a.base;
+  uint8_t* flags = a.flags();
+  const size_t n = a.n;
+  switch (t) {
+    case DType::kFp32:
+      return deposit_wide<Fp32Fields>(acc, flags, wire, n);
+    case DType::kBf16:
+      return deposit_wide<Bf16Fields>(acc, flags, wire, n);
+    case DType::kFp16:
+      return deposit_one_limb<Fp16Fields, int64_t>(acc, flags, wire, n);
+    case DType::kFp8E5M2:
+      return deposit_one_limb<E5M2Fields, int64_t>(acc, flags, wire, n);
+    case DType::kFp8E4M3:
+      if (a.l.limb_bytes == 4) return deposit_one_limb<E4M3Fields, int32_t>(acc, flags, wire, n);
+      return deposit_one_limb<E4M3Fields, int64_t>(acc, flags, wire, n);
+    default:
+      return;
+  }
+}
 
 // Element i's exact value: normalise the limbs into two's complement digits.
 Exact exact_of(const Acc& a, size_t i) {
   Exact e;
   e.flags = a.flags()[i];
   uint32_t digits[detail::kDigits];
-  __int128 carry = 0;
+  detail::Int128 carry = 0;
   for (size_t j = 0; j < detail::kDigits; ++j) {
-    const __int128 t = carry + (j < a.l.limbs ? a.limb(j, i) : 0);
-    digits[j] = static_cast<uint32_t>(static_cast<unsigned __int128>(t));
-    carry = (t - static_cast<__int128>(digits[j])) >> 32;
+    const detail::Int128 t = carry + (j < a.l.limbs ? a.limb(j, i) : 0);
+    digits[j] = static_cast<uint32_t>(static_cast<detail::Uint128>(t));
+    carry = (t - static_cast<detail::Int128>(digits[j])) >> 32;
   }
   detail::set_twos_complement(e, digits, detail::kDigits);
   return e;
@@ -152,7 +239,7 @@ bool element_of(const uint8_t* body, PartialForm form, uint32_t digits, int16_t 
     std::memcpy(d, body + i * 4 * digits, 4 * digits);
     detail::set_twos_complement(e, d, digits);
   }
-  e.flags = flags ? flags[i] : vocab::kFlagNotNegZero;
+  e.flags = flags ? flags[i] : static_cast<uint8_t>(vocab::kFlagNotNegZero);
   if (flags && (flags[i] & ~0x0Fu)) return false;
   return e.bits() < width;
 }
@@ -168,27 +255,37 @@ void load(DType t, uint32_t contributors, uint8_t* acc, const uint8_t* wire, siz
   Format f;
   if (n == 0 || !detail::format_of(t, f)) return;
   const Acc a{acc, n, vocab::kulisch_layout(t, contributors)};
-  if (const Kernels* k = active(); k && k->load(t, a.l, acc, wire, n)) return;
   clear(a);
-  for (size_t i = 0; i < n; ++i)
-    add_deposit(a, i, detail::decode(f, detail::read_bits(f, wire + i * f.width)));
+  deposit_all(t, a, wire);
 }
 
 void deposit(DType t, uint32_t contributors, uint8_t* acc, const uint8_t* wire, size_t n) {
   Format f;
   if (n == 0 || !detail::format_of(t, f)) return;
   const Acc a{acc, n, vocab::kulisch_layout(t, contributors)};
-  if (const Kernels* k = active(); k && k->deposit(t, a.l, acc, wire, n)) return;
-  for (size_t i = 0; i < n; ++i)
-    add_deposit(a, i, detail::decode(f, detail::read_bits(f, wire + i * f.width)));
+  deposit_all(t, a, wire);
 }
 
 void store(DType t, uint32_t contributors, uint8_t* wire, const uint8_t* acc, size_t n) {
   Format f;
   if (n == 0 || !detail::format_of(t, f)) return;
   const Acc a{const_cast<uint8_t*>(acc), n, vocab::kulisch_layout(t, contributors)};
+  if (a.l.limbs != 1) {
+    for (size_t i = 0; i < n; ++i) {
+      detail::write_bits(f, wire + i * f.width, detail::round_once(f, exact_of(a, i), nullptr));
+    }
+    return;
+  }
+  // One limb: the value is an int64 (|v| < 2^63, W <= 64).
+  const uint8_t* flags = a.flags();
   for (size_t i = 0; i < n; ++i) {
-    detail::write_bits(f, wire + i * f.width, detail::round_once(f, exact_of(a, i), nullptr));
+    const int64_t v = a.limb(0, i);
+    uint32_t out;
+    if (!detail::special_result(f, flags[i], v == 0, out)) {
+      const uint64_t mag = v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
+      out = detail::round_magnitude(f, v < 0, mag, 0, false, nullptr);
+    }
+    detail::write_bits(f, wire + i * f.width, out);
   }
 }
 
@@ -219,8 +316,7 @@ size_t encode_partial(DType t, uint32_t contributors, const uint8_t* acc, size_t
     if (!special && !lossless) plain = false;
     if (e.flags != vocab::kFlagNotNegZero) with_flags = true;
     if (!e.zero()) {
-      uint32_t b = 0;
-      while (!e.bit(b)) ++b;
+      const uint32_t b = e.lowest_bit();
       low = b < low ? b : low;
       high = e.bits() > high ? e.bits() : high;
       if (e.bits() >= 32 * digits) return 0;  // beyond the width: not an honest state
@@ -299,8 +395,7 @@ bool merge_partial(DType t, uint32_t contributors, uint8_t* acc, size_t n, const
   const uint32_t width = vocab::exact_width_bits(t, contributors);
   if (form == PartialForm::kPlain) {
     if (first) clear(a);
-    for (size_t i = 0; i < n; ++i)
-      add_deposit(a, i, detail::decode(f, detail::read_bits(f, body + i * f.width)));
+    deposit_all(t, a, body);
     return true;
   }
   const uint8_t* flags =
@@ -312,9 +407,10 @@ bool merge_partial(DType t, uint32_t contributors, uint8_t* acc, size_t n, const
     Exact e;
     if (!element_of(body, form, digits, h.scale, i, flags, width, e)) return false;
     if (a.l.limbs == 1) {
-      const __int128 v = static_cast<__int128>(e.bits_at(0, 63)) * (e.negative ? -1 : 1);
-      const __int128 sum = v + (first ? 0 : a.limb(0, i));
-      if (sum > limb_max || sum < -static_cast<__int128>(limb_max)) return false;
+      const detail::Int128 v =
+          static_cast<detail::Int128>(e.bits_at(0, 63)) * (e.negative ? -1 : 1);
+      const detail::Int128 sum = v + (first ? 0 : a.limb(0, i));
+      if (sum > limb_max || sum < -static_cast<detail::Int128>(limb_max)) return false;
     }
   }
   if (first) clear(a);

@@ -14,6 +14,10 @@
 
 namespace epic::arith::kulisch::detail {
 
+// 128-bit integers for carries (a GCC/Clang extension; __extension__ keeps -Wpedantic quiet).
+__extension__ typedef __int128 Int128;
+__extension__ typedef unsigned __int128 Uint128;
+
 struct Format {
   uint32_t width = 0;  // bytes on the wire
   uint32_t mbits = 0;  // stored mantissa bits (p - 1)
@@ -115,10 +119,18 @@ struct Exact {
     return false;
   }
   uint64_t bits_at(uint32_t from, uint32_t count) const {  // count <= 64 bits from bit `from`
-    uint64_t v = 0;
-    for (uint32_t b = 0; b < count; ++b)
-      if (bit(from + b)) v |= uint64_t{1} << b;
-    return v;
+    const uint32_t w = from / 32, sh = from % 32;
+    Uint128 t = 0;
+    for (uint32_t j = 0; j < 3; ++j) {
+      if (w + j < kDigits) t |= static_cast<Uint128>(mag[w + j]) << (32 * j);
+    }
+    const uint64_t v = static_cast<uint64_t>(t >> sh);
+    return count >= 64 ? v : v & ((uint64_t{1} << count) - 1);
+  }
+  uint32_t lowest_bit() const {  // of a nonzero magnitude
+    for (uint32_t j = 0; j < kDigits; ++j)
+      if (mag[j]) return 32 * j + static_cast<uint32_t>(__builtin_ctz(mag[j]));
+    return 0;
   }
 };
 
@@ -138,33 +150,26 @@ inline void set_twos_complement(Exact& e, const uint32_t* digits, size_t count) 
   }
 }
 
-// Exact -> the type's bits, rounded once to nearest even, canonicalised (kulisch.h). `lossless`
-// (may be null) is set to whether no rounding or overflow happened (finite, exact value).
-inline uint32_t round_once(const Format& f, const Exact& e, bool* lossless) {
-  if (lossless) *lossless = true;
-  const uint32_t sign_bit = 1u << (f.ebits + f.mbits);
-  const bool nan = (e.flags & vocab::kFlagNan) ||
-                   ((e.flags & vocab::kFlagPosInf) && (e.flags & vocab::kFlagNegInf));
-  const uint32_t inf = f.has_inf ? f.top << f.mbits : f.nan;
-  if (nan) return f.nan;
-  if (e.flags & vocab::kFlagPosInf) return inf;
-  if (e.flags & vocab::kFlagNegInf) return f.has_inf ? (inf | sign_bit) : f.nan;
-  if (e.zero()) return (e.flags & vocab::kFlagNotNegZero) ? 0 : sign_bit;
+// A finite magnitude mag·2^ex (+ something below 2^ex when `sticky`), with its sign, rounded
+// once to nearest even into the type (subnormals exact, overflow -> inf or E4M3's NaN).
+// `lossless` (may be null) is set to whether nothing was rounded away or overflowed.
+inline uint32_t round_magnitude(const Format& f, bool negative, uint64_t mag, uint32_t ex,
+                                bool sticky, bool* lossless) {
+  const uint32_t sign_bit = negative ? 1u << (f.ebits + f.mbits) : 0;
   const uint32_t p = f.mbits + 1;
-  const uint32_t nbits = e.bits();
-  uint64_t m;
+  const uint32_t nb = 64 - static_cast<uint32_t>(__builtin_clzll(mag));
+  const uint32_t total = nb + ex;
+  uint64_t m = mag;
   uint32_t sh = 0;
-  if (nbits <= p) {
-    m = e.bits_at(0, nbits);
-  } else {
-    sh = nbits - p;
-    m = e.bits_at(sh, p);
-    const bool round = e.bit(sh - 1);
-    const bool sticky = e.any_below(sh - 1);
-    if (round || sticky) {
-      if (lossless) *lossless = false;
-    }
-    if (round && (sticky || (m & 1))) ++m;
+  bool exact = !sticky;
+  if (total > p) {
+    sh = total - p;
+    const uint32_t local = sh - ex;  // >= 1: callers pass ex > 0 only with a 64-bit window
+    m = mag >> local;
+    const uint64_t rem = mag & ((uint64_t{1} << local) - 1);
+    const uint64_t half = uint64_t{1} << (local - 1);
+    exact = exact && rem == 0;
+    if (rem > half || (rem == half && (sticky || (m & 1)))) ++m;
     if (m == (uint64_t{1} << p)) {
       m >>= 1;
       ++sh;
@@ -181,11 +186,39 @@ inline uint32_t round_once(const Format& f, const Exact& e, bool* lossless) {
   const bool overflow = f.has_inf
                             ? field >= f.top
                             : (field > f.top || (field == f.top && mant == (1u << f.mbits) - 1));
-  if (overflow) {
-    if (lossless) *lossless = false;
-    return f.has_inf ? (inf | (e.negative ? sign_bit : 0)) : f.nan;
+  if (lossless) *lossless = exact && !overflow;
+  if (overflow) return f.has_inf ? ((f.top << f.mbits) | sign_bit) : f.nan;
+  return sign_bit | field << f.mbits | mant;
+}
+
+// The sideband first (kulisch.h): NaN, infinities; then zero's sign; else nullopt-like false.
+inline bool special_result(const Format& f, uint8_t flags, bool zero, uint32_t& out) {
+  const uint32_t sign_bit = 1u << (f.ebits + f.mbits);
+  const uint32_t inf = f.has_inf ? f.top << f.mbits : f.nan;
+  if ((flags & vocab::kFlagNan) || ((flags & vocab::kFlagPosInf) && (flags & vocab::kFlagNegInf))) {
+    out = f.nan;
+  } else if (flags & vocab::kFlagPosInf) {
+    out = inf;
+  } else if (flags & vocab::kFlagNegInf) {
+    out = f.has_inf ? (inf | sign_bit) : f.nan;
+  } else if (zero) {
+    out = (flags & vocab::kFlagNotNegZero) ? 0 : sign_bit;
+  } else {
+    return false;
   }
-  return (e.negative ? sign_bit : 0) | field << f.mbits | mant;
+  return true;
+}
+
+// Exact -> the type's bits, rounded once to nearest even, canonicalised (kulisch.h). `lossless`
+// (may be null) is set to whether no rounding or overflow happened (finite, exact value).
+inline uint32_t round_once(const Format& f, const Exact& e, bool* lossless) {
+  if (lossless) *lossless = true;
+  uint32_t out;
+  if (special_result(f, e.flags, e.zero(), out)) return out;
+  const uint32_t nb = e.bits();
+  if (nb <= 64) return round_magnitude(f, e.negative, e.bits_at(0, 64), 0, false, lossless);
+  return round_magnitude(f, e.negative, e.bits_at(nb - 64, 64), nb - 64, e.any_below(nb - 64),
+                         lossless);
 }
 
 }  // namespace epic::arith::kulisch::detail
