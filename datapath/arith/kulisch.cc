@@ -133,10 +133,14 @@ void deposit_wide(uint8_t* acc, uint8_t* flags, const uint8_t* wire, size_t n) {
   }
 }
 
-void deposit_all(DType t, const Acc& a, const uint8_t* wire) {
+void deposit_all(DType t, const Acc& a, const uint8_t* wire, bool vector = true) {
   uint8_t* acc = a.base;
   uint8_t* flags = a.flags();
   const size_t n = a.n;
+  if (vector && a.l.limbs == 1 && detail::avx512_deposits() &&
+      detail::deposit_one_limb_avx512(t, a.l.limb_bytes == 4, acc, flags, wire, n)) {
+    return;
+  }
   switch (t) {
     case DType::kFp32:
       return deposit_wide<Fp32Fields>(acc, flags, wire, n);
@@ -183,6 +187,22 @@ void add_exact(const Acc& a, size_t i, const Exact& e) {
     }
   }
   a.flags()[i] |= e.flags;
+}
+
+// Whether x + y has at most width - 1 magnitude bits.
+bool sum_fits(const Exact& x, const Exact& y, uint32_t width) {
+  uint32_t d[detail::kDigits];
+  detail::Int128 carry = 0;
+  for (size_t j = 0; j < detail::kDigits; ++j) {
+    const detail::Int128 t = carry + (x.negative ? -detail::Int128{x.mag[j]} : x.mag[j]) +
+                             (y.negative ? -detail::Int128{y.mag[j]} : y.mag[j]);
+    d[j] = static_cast<uint32_t>(static_cast<detail::Uint128>(t));
+    carry = (t - static_cast<detail::Int128>(d[j])) >> 32;
+  }
+  if (carry != 0 && carry != -1) return false;
+  Exact s;
+  detail::set_twos_complement(s, d, detail::kDigits);
+  return s.bits() < width;
 }
 
 // --- the partial (proto/vocab/partial.h) ---
@@ -266,6 +286,13 @@ void deposit(DType t, uint32_t contributors, uint8_t* acc, const uint8_t* wire, 
   deposit_all(t, a, wire);
 }
 
+void detail::deposit_portable(DType t, uint32_t contributors, uint8_t* acc, const uint8_t* wire,
+                              size_t n) {
+  Format f;
+  if (n == 0 || !detail::format_of(t, f)) return;
+  deposit_all(t, Acc{acc, n, vocab::kulisch_layout(t, contributors)}, wire, false);
+}
+
 void store(DType t, uint32_t contributors, uint8_t* wire, const uint8_t* acc, size_t n) {
   Format f;
   if (n == 0 || !detail::format_of(t, f)) return;
@@ -305,6 +332,7 @@ size_t encode_partial(DType t, uint32_t contributors, const uint8_t* acc, size_t
   if (!detail::format_of(t, f) || n > UINT16_MAX) return 0;
   const Acc a{const_cast<uint8_t*>(acc), n, vocab::kulisch_layout(t, contributors)};
   const uint32_t digits = vocab::kulisch_wide_digits(t, contributors);
+  const uint32_t width = vocab::exact_width_bits(t, contributors);
   // Pass 1: the narrowest form every element fits.
   bool plain = true, with_flags = false;
   uint32_t low = UINT32_MAX, high = 0;  // lowest set bit, bit length over nonzero elements
@@ -319,7 +347,8 @@ size_t encode_partial(DType t, uint32_t contributors, const uint8_t* acc, size_t
       const uint32_t b = e.lowest_bit();
       low = b < low ? b : low;
       high = e.bits() > high ? e.bits() : high;
-      if (e.bits() >= 32 * digits) return 0;  // beyond the width: not an honest state
+      // Beyond the width W: no honest subtree sums that (a child sent a dishonest partial).
+      if (e.bits() >= width) return 0;
     }
   }
   PartialForm form = PartialForm::kWide;
@@ -401,17 +430,12 @@ bool merge_partial(DType t, uint32_t contributors, uint8_t* acc, size_t n, const
   const uint8_t* flags =
       with_flags ? body + (form == PartialForm::kFixed64 ? n * 8 : size_t{n} * 4 * digits)
                  : nullptr;
-  // Pass 1: every element fits the width, and a one-limb accumulator stays inside its limb.
-  const int64_t limb_max = a.l.limb_bytes == 4 ? INT32_MAX : INT64_MAX;
+  // Pass 1: every element, and the sum it makes with the accumulator, fits the width W (so the
+  // state stays one that encode_partial writes and that no limb can overflow).
   for (size_t i = 0; i < n; ++i) {
     Exact e;
     if (!element_of(body, form, digits, h.scale, i, flags, width, e)) return false;
-    if (a.l.limbs == 1) {
-      const detail::Int128 v =
-          static_cast<detail::Int128>(e.bits_at(0, 63)) * (e.negative ? -1 : 1);
-      const detail::Int128 sum = v + (first ? 0 : a.limb(0, i));
-      if (sum > limb_max || sum < -static_cast<detail::Int128>(limb_max)) return false;
-    }
+    if (!first && !sum_fits(exact_of(a, i), e, width)) return false;
   }
   if (first) clear(a);
   for (size_t i = 0; i < n; ++i) {

@@ -11,6 +11,8 @@
 #include <random>
 #include <vector>
 
+#include "datapath/arith/kulisch_layout.h"
+
 namespace epic::arith::kulisch {
 namespace {
 
@@ -224,6 +226,33 @@ TEST(KulischPartial, RandomTreesOfPartialsGiveTheFlatBits) {
       Bytes got(n * w);
       store(t, R, got.data(), upper.data(), n);
       ASSERT_EQ(got, flat) << "trial " << trial << " R " << R << " n " << n;
+    }
+  }
+}
+
+// The vector deposits (AVX-512, where the CPU has it) write the portable loop's bytes, for every
+// length, every bit pattern, both E4M3 layouts, without touching a byte past the accumulator.
+TEST(KulischDeposit, VectorAndPortableWriteTheSameBytes) {
+  if (!detail::avx512_deposits()) GTEST_SKIP() << "no AVX-512 deposits on this CPU or ISA cap";
+  std::mt19937_64 rng(7);
+  for (DType t : {DType::kFp16, DType::kFp8E5M2, DType::kFp8E4M3}) {
+    for (uint32_t R : {4u, 9000u}) {
+      const size_t w = vocab::wire_bytes(t);
+      for (size_t n : {size_t{0}, size_t{1}, size_t{7}, size_t{15}, size_t{16}, size_t{17},
+                       size_t{33}, size_t{70}, 1024 / w}) {
+        SCOPED_TRACE(std::string(vocab::to_string(t)) + " R " + std::to_string(R) + " n " +
+                     std::to_string(n));
+        const size_t bytes = accum_bytes(t, R, n);
+        Bytes a(bytes + 64, 0xC3), b(bytes + 64, 0xC3);
+        for (int k = 0; k < 5; ++k) {
+          Bytes in(n * w + 1);
+          for (uint8_t& x : in) x = static_cast<uint8_t>(rng());
+          deposit(t, R, a.data(), in.data(), n);
+          detail::deposit_portable(t, R, b.data(), in.data(), n);
+          ASSERT_EQ(a, b) << "contribution " << k;
+        }
+        for (size_t g = bytes; g < a.size(); ++g) ASSERT_EQ(a[g], 0xC3) << "guard byte " << g;
+      }
     }
   }
 }
