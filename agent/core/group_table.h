@@ -6,8 +6,8 @@
 // (proto/context/context_proto.h, context_validate.h), exactly as incd's config loader checks a
 // groups[] entry, against the switch's ports, INC addresses and every other group's endpoints,
 // then against the switch's limits (window, pmtu, a grant of exactly
-// vocab::group_memory_bytes(window, pmtu) — the memory the engine allocates for the context —
-// and the free capacity).
+// vocab::group_memory_bytes(window, pmtu, arith, ranks) — the memory the engine allocates for
+// the context — and the free capacity).
 //
 // Every change is applied as a whole new set through GroupSink::set_groups, so groups that did
 // not change keep running undisturbed; a refused change leaves table and datapath as they were.
@@ -38,7 +38,7 @@ struct SwitchLimits {
 
 struct GroupEntry {
   vocab::GroupContext config;
-  uint64_t memory_bytes = 0;  // granted: group_memory_bytes(window, pmtu); 0 while detached
+  uint64_t memory_bytes = 0;  // granted: bytes_for(context); 0 while detached
   bool is_static = false;
 };
 
@@ -64,7 +64,7 @@ class GroupTable {
   uint64_t manager_capacity() const;  // bytes inc-manager may grant: capacity - static
   const SwitchLimits& limits() const { return limits_; }
   static uint64_t bytes_for(const vocab::GroupContext& g) {
-    return vocab::group_memory_bytes(g.window, g.pmtu);
+    return vocab::group_memory_bytes(g.window, g.pmtu, g.arith, g.num_ranks);
   }
 
  private:

@@ -70,7 +70,7 @@ std::optional<ManagerConfig> validate_manager(const inc::v1::IncdConfig::Manager
   uint64_t used = 0;
   for (size_t i = 0; i < groups.size() && c.memory_capacity_bytes > 0; ++i) {
     const engine::GroupConfig& g = groups[i];
-    const uint64_t need = vocab::group_memory_bytes(g.window, g.pmtu);
+    const uint64_t need = vocab::group_memory_bytes(g.window, g.pmtu, g.arith, g.num_ranks);
     if (need > c.memory_capacity_bytes - used) {
       fail("memory_capacity_bytes",
            "static group " + std::to_string(g.group_id) + " needs " + std::to_string(need) +

@@ -76,15 +76,7 @@ struct SlotRegion {
         result(size_t{nslots} * vocab::slot_result_bytes(path_mtu)) {
     const auto addr = reinterpret_cast<uintptr_t>(accum_storage.data());
     accum = accum_storage.data() + ((64 - addr % 64) % 64);
-    size_t most = 0;  // the largest partial of any float type whose exact sum fits the slots
-    for (uint8_t code = 0; code < vocab::kNumDTypes; ++code) {
-      const auto t = static_cast<vocab::DType>(code);
-      if (vocab::uses_kulisch(arith.profile, t, vocab::ReduceOp::kSum) &&
-          vocab::collective_fits(pmtu, arith, contributors, t, vocab::ReduceOp::kSum)) {
-        most = std::max<size_t>(most, vocab::max_partial_bytes(pmtu, t, contributors));
-      }
-    }
-    partial.resize(most);
+    partial.resize(vocab::max_group_partial_bytes(pmtu, arith, contributors));
   }
   SlotRegion(const SlotRegion&) = delete;
   SlotRegion& operator=(const SlotRegion&) = delete;

@@ -35,7 +35,6 @@ class Switch:
         self.ip = f"{INC_SUBNET}.{254 - index}"
         self.mac = f"02:ec:00:00:00:{254 - index:02x}"
         self.ports = []  # (port name, ifname)
-        self.port_mtu = {}  # port name -> IP MTU, where it is not 1500 (a jumbo uplink)
         self.proc = None
         self.metrics_port = 9464
         self.log_path = os.path.join(lab.tmp, f"incd-{name}.log")
@@ -123,18 +122,11 @@ class Lab:
         self.ranks.append(r)
         return r
 
-    def link(self, leaf, spine, mtu=None):
-        """An uplink: port 'up' on the leaf, port '<leaf name>' on the spine; `mtu` sets both
-        veths' and both incd ports' IP MTU (e.g. 9000 for the exact partials of
-        docs/arithmetic.md, which can be larger than the ranks' path MTU)."""
+    def link(self, leaf, spine):
+        """An uplink: port 'up' on the leaf, port '<leaf name>' on the spine."""
         up, down = self._veth_pair(leaf.ns, spine.ns)
         leaf.add_port("up", up)
         spine.add_port(leaf.name, down)
-        if mtu:
-            for ns, dev in ((leaf.ns, up), (spine.ns, down)):
-                sh("ip", "-n", ns, "link", "set", dev, "mtu", str(mtu))
-            leaf.port_mtu["up"] = mtu
-            spine.port_mtu[leaf.name] = mtu
 
     # --- incd ---------------------------------------------------------------------------------
     def write_config(self, s, groups, faults=(), workers=1, lcores="0-1", extra=None):
@@ -145,7 +137,7 @@ class Lab:
             "burst": 32,
             "idle_sleep_us": 50,
             "ports": [{"name": p, "device": f"net_af_packet{i},iface={ifn},framecnt=4096",
-                       "mtu": s.port_mtu.get(p, 1500)} for i, (p, ifn) in enumerate(s.ports)],
+                       "mtu": 1500} for i, (p, ifn) in enumerate(s.ports)],
             "switch": {"inc_addresses": [{"ipv4": s.ip, "mac": s.mac}],
                        "l2_aging_s": 300, "l2_table_size": 4096, "bad_icrc": "pass"},
             "faults": list(faults),

@@ -32,6 +32,47 @@ void write_pkey(const GroupContext& g, GroupContextMsg& out) {
   if (g.pkey) out.set_pkey(*g.pkey);
 }
 
+std::optional<AccumProfile> profile_from_proto(int value) {
+  switch (value) {
+    case inc::v1::ACCUM_UNSPECIFIED:
+    case inc::v1::ACCUM_FP32_ARRIVAL:
+      return AccumProfile::kFp32Arrival;
+    case inc::v1::ACCUM_KULISCH_FIXED:
+      return AccumProfile::kKulischFixed;
+    default:
+      return std::nullopt;
+  }
+}
+
+std::optional<std::optional<DType>> dtype_from_proto(int value) {
+  if (value == inc::v1::ELEMENT_UNSPECIFIED) return std::optional<DType>{};
+  if (value < 0) return std::nullopt;
+  const auto t = dtype_from_code(static_cast<uint8_t>(value - 1));
+  if (value > 255 || !t) return std::nullopt;
+  return std::optional<DType>{*t};
+}
+
+int dtype_to_proto(std::optional<DType> t) { return t ? static_cast<int>(*t) + 1 : 0; }
+
+std::string proto_profile_error(int value) {
+  if (profile_from_proto(value)) return "";
+  return std::to_string(value) +
+         " is not an accumulator profile (0: fp32_arrival, 1: kulisch_fixed)";
+}
+
+std::string proto_dtype_error(int value) {
+  if (dtype_from_proto(value)) return "";
+  return std::to_string(value) +
+         " is not an element type (1 int32, 2 fp32, 3 fp16, 4 bf16, 5 int8, 6 fp8_e4m3, "
+         "7 fp8_e5m2; unset: none named)";
+}
+
+void write_arith(const GroupContext& g, GroupContextMsg& out) {
+  out.set_accumulator(g.arith.profile == AccumProfile::kKulischFixed ? inc::v1::ACCUM_KULISCH_FIXED
+                                                                     : inc::v1::ACCUM_UNSPECIFIED);
+  out.set_dtype(static_cast<inc::v1::ElementType>(dtype_to_proto(g.arith.dtype)));
+}
+
 void write_mode(const GroupContext& g, GroupContextMsg& out) {
   out.clear_mode();
   out.clear_hop_timeout_us();
@@ -217,6 +258,10 @@ std::optional<GroupContext> ContextReader::read(const Msg& g, const std::string&
     fail(path + ".pkey", pkey_error(g.pkey()));
     if (pkey_valid(g.pkey())) gc.pkey = static_cast<uint16_t>(g.pkey());
   }
+  fail(path + ".accumulator", proto_profile_error(g.accumulator()));
+  if (const auto p = profile_from_proto(g.accumulator())) gc.arith.profile = *p;
+  fail(path + ".dtype", proto_dtype_error(g.dtype()));
+  if (const auto t = dtype_from_proto(g.dtype())) gc.arith.dtype = *t;
 
   std::vector<uint16_t> used_ports;
   bool whole = true;  // every child and the parent read (a bad INC address MAC is reported there)

@@ -45,6 +45,17 @@ void write_mode(const GroupContext& g, GroupContextMsg& out);
 // Writes pkey when the context has one (and leaves it unset otherwise, as above).
 void write_pkey(const GroupContext& g, GroupContextMsg& out);
 
+// The accumulator profile and element type of AccumProfile / ElementType message values
+// (ElementType = dtype code + 1; 0 = none named); nullopt (or an error message) for a number
+// outside either enum. proto_arith_error is "" when both are valid.
+std::optional<AccumProfile> profile_from_proto(int value);
+std::optional<std::optional<DType>> dtype_from_proto(int value);
+int dtype_to_proto(std::optional<DType> t);
+std::string proto_profile_error(int value);
+std::string proto_dtype_error(int value);
+// Writes accumulator and dtype (both unset for the default arithmetic, as above).
+void write_arith(const GroupContext& g, GroupContextMsg& out);
+
 class ContextReader {
  public:
   // `sw` and `errors` must outlive the reader; errors are appended to `errors`.

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "proto/vocab/memory.h"
+#include "proto/vocab/partial.h"
 #include "proto/vocab/psn.h"
 
 namespace epic::vocab {
@@ -210,12 +211,31 @@ std::string port_mtu_error(uint32_t pmtu, const SwitchView& sw, size_t id) {
 }
 
 std::string grant_error(const GroupContext& g, uint64_t memory_bytes) {
-  const uint64_t need = group_memory_bytes(g.window, g.pmtu);
+  const uint64_t need = group_memory_bytes(g.window, g.pmtu, g.arith, g.num_ranks);
   if (memory_bytes == need) return "";
+  const bool plain = g.arith == GroupArith{};
   return "memory_bytes " + std::to_string(memory_bytes) + " granted, but window " +
-         std::to_string(g.window) + " and pmtu " + std::to_string(g.pmtu) + " need exactly " +
-         std::to_string(need) + " (2*window slots of " + std::to_string(slot_bytes(g.pmtu)) +
-         " bytes)";
+         std::to_string(g.window) + " and pmtu " + std::to_string(g.pmtu) +
+         (plain ? std::string()
+                : " with accumulator " + std::string(to_string(g.arith.profile)) +
+                      (g.arith.dtype ? " " + std::string(to_string(*g.arith.dtype)) : "")) +
+         " need exactly " + std::to_string(need) + " (2*window slots of " +
+         std::to_string(slot_bytes(g.pmtu, g.arith, g.num_ranks)) + " bytes)";
+}
+
+// A switch-to-switch port of an exact group must carry the largest exact partial.
+static std::string partial_mtu_error(const GroupContext& g, const SwitchView& sw, uint16_t id) {
+  const uint32_t partial = max_group_partial_bytes(g.pmtu, g.arith, g.num_ranks);
+  if (partial == 0 || id >= sw.ports.size()) return "";
+  const uint32_t need = partial + kRoceOverheadBytes;
+  const auto& p = sw.ports[id];
+  if (need <= p.mtu) return "";
+  return "an exact partial of a " + std::to_string(g.pmtu) + "-byte packet of this group (" +
+         std::string(to_string(g.arith.profile)) + ", dtype " +
+         (g.arith.dtype ? std::string(to_string(*g.arith.dtype)) : "unset") + ") takes up to " +
+         std::to_string(need) + " bytes with headers (docs/arithmetic.md), more than mtu " +
+         std::to_string(p.mtu) + " of port " + quote(p.name) +
+         ": give the switch-to-switch ports jumbo frames, or the group a smaller pmtu";
 }
 
 std::string RankCover::add(size_t child, uint32_t first, uint32_t count, bool is_rank,
@@ -275,6 +295,20 @@ void check_shape(const GroupContext& g, const std::string& path, ContextErrors& 
     }
   }
   add(errors, field(path, "children"), mode3_ranks_error(g));
+  if (g.arith.profile == AccumProfile::kKulischFixed) {
+    if (!g.arith.dtype) {
+      add(errors, field(path, "dtype"),
+          "required with accumulator kulisch_fixed (the element type its exact accumulators are "
+          "sized for)");
+    }
+    const bool switches_below = std::any_of(g.children.begin(), g.children.end(),
+                                            [](const ChildLink& c) { return !c.is_rank; });
+    if (g.mode == GroupMode::kMode3 && (g.parent || switches_below)) {
+      add(errors, field(path, "accumulator"),
+          "an exact sum (kulisch_fixed) on a Mode-III tree of several switches is not "
+          "supported: use Mode-II, or one switch");
+    }
+  }
 }
 
 void check_context(const GroupContext& g, const std::string& path, ContextErrors& errors,
@@ -318,6 +352,14 @@ void check_context(const GroupContext& g, const std::string& path, ContextErrors
     std::sort(ports.begin(), ports.end());
     ports.erase(std::unique(ports.begin(), ports.end()), ports.end());
     for (const uint16_t p : ports) add(errors, field(path, "pmtu"), port_mtu_error(g.pmtu, *sw, p));
+    // Exact partials travel on switch-to-switch edges (up from a switch child, up to a parent).
+    for (size_t i = 0; i < g.children.size(); ++i) {
+      if (!g.children[i].is_rank) {
+        add(errors, index(children, i) + ".port", partial_mtu_error(g, *sw, g.children[i].port));
+      }
+    }
+    if (g.parent)
+      add(errors, field(path, "parent.port"), partial_mtu_error(g, *sw, g.parent->port));
   }
 }
 

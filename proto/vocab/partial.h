@@ -65,15 +65,30 @@ constexpr uint32_t partial_bytes(PartialForm form, DType t, uint32_t n, uint32_t
   return 0;
 }
 
-// The largest partial payload a packet of `pmtu` payload bytes of `t` can need (the larger of
-// kFixed64 and kWide, with flags: AUTO picks the smaller of the two that holds the state). A
+// The largest partial payload a packet of `pmtu` payload bytes of `t` can need: kWide with
+// flags (kPlain is never longer, and AUTO takes kFixed64 only when it is shorter than kWide). A
 // tree's switch-to-switch ports need an IP MTU of at least this plus kRoceOverheadBytes for an
-// exact sum of `t` (admission and context validation check it).
+// exact sum of `t` (context validation checks it).
 constexpr uint32_t max_partial_bytes(uint32_t pmtu, DType t, uint32_t contributors) {
   const uint32_t n = pmtu / static_cast<uint32_t>(wire_bytes(t));
-  const uint32_t fixed = partial_bytes(PartialForm::kFixed64, t, n, contributors, true);
-  const uint32_t wide = partial_bytes(PartialForm::kWide, t, n, contributors, true);
-  return fixed > wide ? fixed : wide;
+  return partial_bytes(PartialForm::kWide, t, n, contributors, true);
+}
+
+// The largest exact partial a group of `arith` can send up (0 unless it sums floats exactly):
+// the largest max_partial_bytes over the float types whose exact sum fits its slots. What a
+// non-root switch's partial buffer and its switch-to-switch ports' MTU must hold.
+constexpr uint32_t max_group_partial_bytes(uint32_t pmtu, const GroupArith& arith,
+                                           uint32_t contributors) {
+  uint32_t most = 0;
+  for (uint8_t code = 0; code < kNumDTypes; ++code) {
+    const auto t = static_cast<DType>(code);
+    if (uses_kulisch(arith.profile, t, ReduceOp::kSum) &&
+        collective_fits(pmtu, arith, contributors, t, ReduceOp::kSum)) {
+      const uint32_t b = max_partial_bytes(pmtu, t, contributors);
+      most = b > most ? b : most;
+    }
+  }
+  return most;
 }
 
 }  // namespace epic::vocab

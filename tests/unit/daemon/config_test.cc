@@ -496,6 +496,45 @@ TEST(IncdConfig, ModeIIAndModeIIIGroupsLoadSideBySide) {
   EXPECT_EQ(json.config->groups[0].hop_timeout_us, vocab::kDefaultHopTimeoutUs);
 }
 
+// A static group's arithmetic: accumulator and dtype by their short names (YAML and JSON); an
+// unknown name is refused with the choices, an exact group without a dtype by path.
+TEST(IncdConfig, AStaticGroupNamesItsAccumulatorProfileAndDtype) {
+  std::string text = std::string(kBase) + kSecondGroup;
+  text.replace(text.find("  - id: 8\n    ranks: 1\n"), 22,
+               "  - id: 8\n    ranks: 1\n    accumulator: kulisch_fixed\n    dtype: fp8_e5m2\n");
+  const LoadResult r = parse_config(text, false);
+  ASSERT_TRUE(r.config) << errors_text(r);
+  EXPECT_EQ(r.config->groups[0].arith, vocab::GroupArith{});
+  EXPECT_EQ(r.config->groups[1].arith.profile, vocab::AccumProfile::kKulischFixed);
+  EXPECT_EQ(r.config->groups[1].arith.dtype, vocab::DType::kFp8E5M2);
+  const LoadResult json = parse_config(
+      R"({"ports": [{"name": "p0", "device": "d"}],
+          "switch": {"inc_addresses": [{"ipv4": "10.0.0.254", "mac": "02:ec:00:00:00:fe"}]},
+          "groups": [{"id": 1, "ranks": 1, "accumulator": "kulisch_fixed", "dtype": "fp32",
+            "children": [{"port": "p0", "rank": 0,
+            "remote": {"mac": "02:00:00:00:00:01", "ipv4": "10.0.0.1", "qpn": 1},
+            "local": {"ipv4": "10.0.0.254", "qpn": 1}}]}]})",
+      true);
+  ASSERT_TRUE(json.config) << errors_text(json);
+  EXPECT_EQ(json.config->groups[0].arith.dtype, vocab::DType::kFp32);
+  std::string bad = std::string(kBase) + kSecondGroup;
+  bad.replace(bad.find("  - id: 8\n    ranks: 1\n"), 22,
+              "  - id: 8\n    ranks: 1\n    accumulator: exact\n");
+  const LoadResult refused = parse_config(bad, false);
+  EXPECT_FALSE(refused.config);
+  EXPECT_NE(errors_text(refused).find("\"exact\" is not one of kulisch_fixed|fp32_arrival"),
+            std::string::npos)
+      << errors_text(refused);
+  std::string nodtype = std::string(kBase) + kSecondGroup;
+  nodtype.replace(nodtype.find("  - id: 8\n    ranks: 1\n"), 22,
+                  "  - id: 8\n    ranks: 1\n    accumulator: kulisch_fixed\n");
+  const LoadResult missing = parse_config(nodtype, false);
+  EXPECT_FALSE(missing.config);
+  EXPECT_NE(errors_text(missing).find("groups[1].dtype: required with accumulator kulisch_fixed"),
+            std::string::npos)
+      << errors_text(missing);
+}
+
 TEST(IncdConfig, TheBaseOfTheErrorTableIsValid) {
   const LoadResult r = parse_config(kBase, false);
   EXPECT_TRUE(r.config) << errors_text(r);

@@ -189,3 +189,88 @@ TEST(ContextReader, EndpointsOfReservedGroupsAreTaken) {
 
 }  // namespace
 }  // namespace epic::vocab
+
+namespace epic::vocab {
+namespace {
+
+// The accumulator profile and element type travel as AccumProfile / ElementType (dtype code + 1)
+// and come back as GroupContext::arith; unknown values, an exact group without a dtype and an
+// exact Mode-III tree of several switches are refused by path.
+TEST(ContextReader, ReadsAndWritesTheGroupsArithmeticAndRefusesBadOnes) {
+  const SwitchView sw = view();
+  {
+    ContextErrors errors;
+    ContextReader reader(sw, errors);
+    const auto g = reader.read(
+        msg(std::string(kGood) + " accumulator: ACCUM_KULISCH_FIXED dtype: ELEMENT_FP8_E4M3"),
+        "context");
+    ASSERT_TRUE(g) << join(errors);
+    EXPECT_EQ(g->arith.profile, AccumProfile::kKulischFixed);
+    EXPECT_EQ(g->arith.dtype, DType::kFp8E4M3);
+    GroupContextMsg out;
+    write_arith(*g, out);
+    EXPECT_EQ(out.accumulator(), inc::v1::ACCUM_KULISCH_FIXED);
+    EXPECT_EQ(out.dtype(), inc::v1::ELEMENT_FP8_E4M3);
+    ContextErrors fresh_errors;
+    ContextReader fresh(sw, fresh_errors);
+    const auto plain = fresh.read(msg(kGood), "context");
+    ASSERT_TRUE(plain);
+    EXPECT_EQ(plain->arith, GroupArith{});
+  }
+  const struct {
+    const char* fields;
+    const char* error;
+  } rows[] = {
+      {" accumulator: 7", "context.accumulator: 7 is not an accumulator profile"},
+      {" dtype: 8", "context.dtype: 8 is not an element type"},
+      {" accumulator: ACCUM_KULISCH_FIXED",
+       "context.dtype: required with accumulator kulisch_fixed"},
+  };
+  for (const auto& row : rows) {
+    ContextErrors errors;
+    ContextReader reader(sw, errors);
+    EXPECT_FALSE(reader.read(msg(std::string(kGood) + row.fields), "context")) << row.fields;
+    EXPECT_NE(join(errors).find(row.error), std::string::npos) << join(errors);
+  }
+}
+
+TEST(CheckContext, AnExactTreeNeedsPortsThatCarryItsPartialsAndModeII) {
+  const SwitchView sw =
+      SwitchView::of({{"r0", 1500}, {"up", 1500}, {"jumbo", 9600}},
+                     {{*parse_ipv4("10.77.0.254"), *parse_mac("02:ec:00:00:00:fe")}});
+  GroupContext g;
+  g.group_id = 1;
+  g.num_ranks = 2;
+  g.arith = {AccumProfile::kKulischFixed, DType::kFp32};
+  ChildLink c;
+  c.is_rank = true;
+  c.port = 0;
+  c.remote = {*parse_mac("02:00:00:00:00:01"), *parse_ipv4("10.77.0.1"), 256};
+  c.local = {*parse_mac("02:ec:00:00:00:fe"), *parse_ipv4("10.77.0.254"), 512};
+  g.children = {c};
+  ParentLink p;
+  p.port = 1;
+  p.remote = {*parse_mac("02:00:00:00:00:09"), *parse_ipv4("10.77.0.9"), 300};
+  p.local = {*parse_mac("02:ec:00:00:00:fe"), *parse_ipv4("10.77.0.254"), 513};
+  g.parent = p;
+  ContextErrors errors;
+  check_context(g, "context", errors, &sw);
+  EXPECT_NE(join(errors).find("context.parent.port: an exact partial of a 1024-byte packet of this "
+                              "group (kulisch_fixed, dtype fp32) takes up to 9570 bytes"),
+            std::string::npos)
+      << join(errors);
+  g.parent->port = 2;  // a jumbo uplink
+  errors.clear();
+  check_context(g, "context", errors, &sw);
+  EXPECT_EQ(join(errors), "");
+  g.mode = GroupMode::kMode3;
+  errors.clear();
+  check_context(g, "context", errors, &sw);
+  EXPECT_NE(join(errors).find("context.accumulator: an exact sum (kulisch_fixed) on a Mode-III "
+                              "tree of several switches is not supported"),
+            std::string::npos)
+      << join(errors);
+}
+
+}  // namespace
+}  // namespace epic::vocab
