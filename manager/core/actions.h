@@ -34,6 +34,7 @@ struct SwitchContext {
   std::optional<TreeParent> parent{};
   uint64_t memory_bytes = 0;       // vocab::group_memory_bytes(window, pmtu)
   std::optional<uint16_t> pkey{};  // the group's P_Key (GroupRequest::pkey)
+  vocab::GroupArith arith{};       // the group's arithmetic (GroupRequest::arith)
   friend bool operator==(const SwitchContext&, const SwitchContext&) = default;
 };
 

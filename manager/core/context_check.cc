@@ -41,6 +41,7 @@ std::string context_errors(const SwitchContext& c, const SwitchSpec& sw) {
   g.mode = c.mode;
   g.hop_timeout_us = c.hop_timeout_us;
   g.pkey = c.pkey;
+  g.arith = c.arith;
   for (size_t i = 0; i < c.children.size(); ++i) {
     const TreeChild& t = c.children[i];
     vocab::ChildLink l;

@@ -58,6 +58,9 @@ struct GroupRequest {
   // The group's RoCE partition key: set, every switch checks it on every packet of the group
   // and sends it (vocab::GroupContext::pkey). nullopt: not checked.
   std::optional<uint16_t> pkey{};
+  // The group's arithmetic (proto/vocab/arith.h): accumulator profile and the dtype its switch
+  // memory is sized for (vocab::group_memory_bytes(window, pmtu, arith, ranks)).
+  vocab::GroupArith arith{};
   friend bool operator==(const GroupRequest&, const GroupRequest&) = default;
 };
 
@@ -103,6 +106,7 @@ struct RankAnswer {
   uint32_t window = 0;
   uint32_t pmtu = 0;
   vocab::GroupMode mode = vocab::GroupMode::kMode2;
+  vocab::GroupArith arith{};  // the group's arithmetic, as asked
   friend bool operator==(const RankAnswer&, const RankAnswer&) = default;
 };
 

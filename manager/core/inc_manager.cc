@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "manager/core/group_arith.h"
 #include "manager/core/group_validate.h"
 #include "proto/vocab/psn.h"
 
@@ -103,8 +104,9 @@ IncManager::Admission IncManager::evaluate(const Group& g, Millis now) const {
   // path's for Mode-II, one hop's for Mode-III).
   const vocab::GroupMode mode = mode_of(r);
   auto window_on = [&](const IncTree& tree) {
-    return r.window ? r.window
-                    : bdp_window(tree, topology_, policy_.link_speeds, rank_ipv4, r.pmtu, mode);
+    return r.window
+               ? r.window
+               : bdp_window(tree, topology_, policy_.link_speeds, rank_ipv4, r.pmtu, mode, r.arith);
   };
   auto hop_timeout_on = [&](const IncTree& tree, uint32_t window) {
     const PathBdp bdp = tree_bdp(tree, policy_.link_speeds, rank_ipv4);
@@ -132,6 +134,17 @@ IncManager::Admission IncManager::evaluate(const Group& g, Millis now) const {
       continue;
     }
     const uint32_t window = window_on(c.tree);
+    if (r.arith.profile == vocab::AccumProfile::kKulischFixed && mode == vocab::GroupMode::kMode3 &&
+        c.tree.nodes.size() > 1) {
+      if (!never) {
+        never = make_error(ErrorCode::kFailedPrecondition,
+                           "an exact sum (kulisch_fixed) on a Mode-III tree of several switches "
+                           "is not supported (the IncTree rooted at " +
+                               q(c.tree.root) + " has " + std::to_string(c.tree.nodes.size()) +
+                               "): use Mode-II, or ranks behind one switch");
+      }
+      continue;
+    }
     if (Status s = check_capabilities(c.tree, topology_, window, r.pmtu); !s.ok()) {
       if (!never) never = s.error();
       continue;
@@ -139,7 +152,7 @@ IncManager::Admission IncManager::evaluate(const Group& g, Millis now) const {
     std::vector<std::pair<SwitchId, uint64_t>> needs;
     bool qpns_left = true;
     for (const TreeNode& n : c.tree.nodes) {
-      needs.emplace_back(n.switch_id, group_memory_bytes(window, r.pmtu));
+      needs.emplace_back(n.switch_id, group_bytes(r, window));
       const uint32_t edges = static_cast<uint32_t>(n.children.size()) + (n.parent ? 1 : 0);
       qpns_left = qpns_left && qpns_.free_count(n.switch_id) >= edges;
     }
@@ -162,7 +175,12 @@ IncManager::Admission IncManager::evaluate(const Group& g, Millis now) const {
                        .grants = plan.grants};
     }
     if (plan.verdict == PlanVerdict::kNever) {
-      if (!never) never = make_error(ErrorCode::kFailedPrecondition, plan.reason);
+      // An exact group is refused as exact, with both figures: never run in arrival order.
+      const bool exact = r.arith.profile == vocab::AccumProfile::kKulischFixed;
+      if (!never) {
+        never = make_error(ErrorCode::kFailedPrecondition,
+                           exact ? exact_needs(r, window) + ": " + plan.reason : plan.reason);
+      }
       continue;
     }
     reclaimable.push_back(&c);
@@ -176,7 +194,7 @@ IncManager::Admission IncManager::evaluate(const Group& g, Millis now) const {
       const uint32_t window = window_on(c->tree);
       std::vector<std::pair<SwitchId, uint64_t>> needs;
       for (const TreeNode& n : c->tree.nodes) {
-        needs.emplace_back(n.switch_id, group_memory_bytes(window, r.pmtu));
+        needs.emplace_back(n.switch_id, group_bytes(r, window));
       }
       // Release idle groups on a copy of the ledger, oldest idle first, until the grant fits.
       MemoryLedger trial = ledger_;
@@ -235,7 +253,8 @@ SwitchContext switch_context(const Group& g, const TreeNode& n, uint64_t memory_
                        .children = n.children,
                        .parent = n.parent,
                        .memory_bytes = memory_bytes,
-                       .pkey = g.request.pkey};
+                       .pkey = g.request.pkey,
+                       .arith = g.request.arith};
 }
 
 void IncManager::apply(Group& g, Admission& a, Millis now, Effects& fx) {
@@ -338,7 +357,8 @@ Result<std::vector<RankAnswer>> IncManager::answers(uint32_t group_id) const {
                                      .initial_psn = g->initial_psn,
                                      .window = g->request.window,
                                      .pmtu = g->request.pmtu,
-                                     .mode = mode_of(g->request)};
+                                     .mode = mode_of(g->request),
+                                     .arith = g->request.arith};
     }
   }
   return out;
@@ -351,9 +371,9 @@ std::vector<ModeCost> IncManager::mode_costs(const Group& g) const {
   for (const RankRequest& rr : g.request.ranks) rank_ipv4.push_back(rr.ipv4);
   std::vector<ModeCost> out;
   for (const vocab::GroupMode mode : {vocab::GroupMode::kMode2, vocab::GroupMode::kMode3}) {
-    const uint32_t window =
-        bdp_window(g.tree, topology_, policy_.link_speeds, rank_ipv4, g.request.pmtu, mode);
-    out.push_back({mode, window, group_memory_bytes(window, g.request.pmtu)});
+    const uint32_t window = bdp_window(g.tree, topology_, policy_.link_speeds, rank_ipv4,
+                                       g.request.pmtu, mode, g.request.arith);
+    out.push_back({mode, window, group_bytes(g.request, window)});
   }
   return out;
 }

@@ -2,6 +2,7 @@
 // loss — and the restore path used by the store.
 #include <algorithm>
 
+#include "manager/core/group_arith.h"
 #include "manager/core/group_validate.h"
 #include "manager/core/inc_manager.h"
 
@@ -251,7 +252,7 @@ Status IncManager::restore_group(Group g) {
     if (g.grants.size() != g.tree.nodes.size()) return invalid("grants do not match the IncTree");
     for (size_t i = 0; i < g.grants.size(); ++i) {
       if (g.grants[i].switch_id != g.tree.nodes[i].switch_id ||
-          g.grants[i].bytes != group_memory_bytes(g.request.window, g.request.pmtu)) {
+          g.grants[i].bytes != group_bytes(g.request, g.request.window)) {
         return invalid("grant on switch " + q(g.grants[i].switch_id) +
                        " does not match the IncTree, window and pmtu");
       }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "manager/core/group_arith.h"
 #include "manager/core/inc_manager.h"
 
 namespace epic::manager {
@@ -63,7 +64,7 @@ Result<Effects> IncManager::resume(uint32_t group_id, Millis now) {
   const Quota& quota = tenants_.at(g.request.tenant).quota;
   std::vector<std::pair<SwitchId, uint64_t>> needs;
   for (const TreeNode& n : g.tree.nodes) {
-    needs.emplace_back(n.switch_id, group_memory_bytes(g.request.window, g.request.pmtu));
+    needs.emplace_back(n.switch_id, group_bytes(g.request, g.request.window));
   }
   GrantPlan plan = ledger_.plan(g.request.tenant, quota, needs, g.id);
   std::vector<uint32_t> victims;

@@ -1,5 +1,6 @@
 #include "manager/core/rendezvous.h"
 
+#include "manager/core/group_arith.h"
 #include "proto/context/context_validate.h"
 
 namespace epic::manager {
@@ -56,6 +57,11 @@ Result<std::optional<GroupRequest>> Rendezvous::offer(const RankJoin& join, Mill
     return make_error(ErrorCode::kInvalidArgument, who + " asks for " + text(join.pkey) + "; " +
                                                        first + " asked for " + text(f.pkey));
   }
+  if (!(join.arith == f.arith)) {
+    return make_error(ErrorCode::kInvalidArgument, who + " asks for accumulator " +
+                                                       arith_text(join.arith) + "; " + first +
+                                                       " asked for " + arith_text(f.arith));
+  }
   if (join.queue_timeout != f.queue_timeout) {
     return differs("a queue timeout (ms) of", static_cast<uint64_t>(join.queue_timeout.count()),
                    static_cast<uint64_t>(f.queue_timeout.count()));
@@ -81,7 +87,8 @@ Result<std::optional<GroupRequest>> Rendezvous::offer(const RankJoin& join, Mill
                    .mode = join.mode,
                    .ranks = {},
                    .queue_timeout = join.queue_timeout,
-                   .pkey = join.pkey};
+                   .pkey = join.pkey,
+                   .arith = join.arith};
   for (auto& [rank, r] : p.ranks) req.ranks.push_back(r);
   pending_.erase(it);
   return std::optional<GroupRequest>{std::move(req)};

@@ -29,6 +29,7 @@ struct RankJoin {
   std::optional<vocab::GroupMode> mode{};  // nullopt: the fabric's default (GroupRequest::mode)
   Millis queue_timeout{0};
   std::optional<uint16_t> pkey{};  // GroupRequest::pkey
+  vocab::GroupArith arith{};       // GroupRequest::arith
 };
 
 struct ExpiredRendezvous {

@@ -291,6 +291,11 @@ json encode(const Group& g) {
            {"acked", string_set(g.acked)},
            {"broken_reason", g.broken_reason}};
   if (g.request.pkey) out["pkey"] = *g.request.pkey;
+  // The arithmetic by name; absent for the default (the stores written before it existed).
+  if (g.request.arith.profile != vocab::AccumProfile::kFp32Arrival) {
+    out["accumulator"] = std::string(vocab::to_string(g.request.arith.profile));
+  }
+  if (g.request.arith.dtype) out["dtype"] = std::string(vocab::to_string(*g.request.arith.dtype));
   return out;
 }
 
@@ -330,6 +335,18 @@ Group decode_group(const json& j) {
       fail("pkey: " + vocab::pkey_error(static_cast<uint32_t>(key)));
     }
     g.request.pkey = static_cast<uint16_t>(key);
+  }
+  if (j.contains("accumulator")) {
+    const std::string name = get_string(j, "accumulator");
+    const auto p = vocab::parse_profile(name);
+    if (!p) fail("accumulator: \"" + name + "\" is not fp32_arrival or kulisch_fixed");
+    g.request.arith.profile = *p;
+  }
+  if (j.contains("dtype")) {
+    const std::string name = get_string(j, "dtype");
+    const auto t = vocab::parse_dtype(name);
+    if (!t) fail("dtype: \"" + name + "\" is not an element type");
+    g.request.arith.dtype = *t;
   }
   g.request.queue_timeout =
       Millis{static_cast<int64_t>(get_uint(j, "queue_timeout_ms", INT64_MAX))};

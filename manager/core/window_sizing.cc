@@ -71,14 +71,18 @@ PathBdp tree_bdp(const IncTree& tree, const LinkSpeeds& speeds,
 }
 
 uint32_t bdp_window(const IncTree& tree, const Topology& topology, const LinkSpeeds& speeds,
-                    const std::vector<uint32_t>& rank_ipv4, uint32_t pmtu, vocab::GroupMode mode) {
+                    const std::vector<uint32_t>& rank_ipv4, uint32_t pmtu, vocab::GroupMode mode,
+                    const vocab::GroupArith& arith) {
   uint32_t most = kMaxWindow;
   for (const TreeNode& n : tree.nodes) {
     if (const SwitchSpec* sw = topology.find_switch(n.switch_id)) {
       most = std::min(most, sw->max_window);
       // Never more than the switch could ever hold: a smaller window still aggregates, and a
       // group that does not fit now waits, queues or falls back like any other.
-      while (most > 1 && vocab::group_memory_bytes(most, pmtu) > sw->capacity_bytes) most /= 2;
+      const auto ranks = static_cast<uint32_t>(rank_ipv4.size());
+      while (most > 1 && vocab::group_memory_bytes(most, pmtu, arith, ranks) > sw->capacity_bytes) {
+        most /= 2;
+      }
     }
   }
   return window_for_bdp(tree_bdp(tree, speeds, rank_ipv4).bytes_for(mode), pmtu, most);

@@ -88,7 +88,8 @@ PathBdp tree_bdp(const IncTree& tree, const LinkSpeeds& speeds,
 // largest window whose memory (vocab::group_memory_bytes) each switch's capacity could hold.
 uint32_t bdp_window(const IncTree& tree, const Topology& topology, const LinkSpeeds& speeds,
                     const std::vector<uint32_t>& rank_ipv4, uint32_t pmtu,
-                    vocab::GroupMode mode = vocab::GroupMode::kMode2);
+                    vocab::GroupMode mode = vocab::GroupMode::kMode2,
+                    const vocab::GroupArith& arith = {});
 
 // The time a link of `bandwidth_gbps` takes to send a hop's send window — `window` (MW)
 // results of `pmtu` bytes (the engine's Pipes keep at most MW in flight), in µs; 0 for a

@@ -190,7 +190,8 @@ void Controller::rejoin(const Group& g, const RankJoin& j, Waiter waiter, Millis
   // Likewise a rank that left the mode to the fabric's default.
   const bool same_mode = !j.mode || mode_of(g.request) == *j.mode;
   if (g.request.ranks.size() != j.size || !same_window || !same_mode || g.request.pmtu != j.pmtu ||
-      g.request.pkey != j.pkey || !mine || mine->ipv4 != j.rank.ipv4 || mine->qpn != j.rank.qpn) {
+      g.request.pkey != j.pkey || !(g.request.arith == j.arith) || !mine ||
+      mine->ipv4 != j.rank.ipv4 || mine->qpn != j.rank.qpn) {
     return reply(grpc::Status(grpc::StatusCode::ALREADY_EXISTS,
                               what +
                                   " already exists with other parameters or another endpoint "

@@ -145,6 +145,18 @@ Result<RankJoin> rank_join_from(const pb::JoinGroupRequest& r) {
     if (std::string err = vocab::pkey_error(r.pkey()); !err.empty()) return invalid("pkey", err);
     j.pkey = static_cast<uint16_t>(r.pkey());
   }
+  if (!vocab::profile_from_proto(r.accumulator())) {
+    return invalid("accumulator", vocab::proto_profile_error(r.accumulator()));
+  }
+  j.arith.profile = *vocab::profile_from_proto(r.accumulator());
+  const auto dtype = vocab::dtype_from_proto(r.dtype());
+  if (!dtype) return invalid("dtype", vocab::proto_dtype_error(r.dtype()));
+  j.arith.dtype = *dtype;
+  if (j.arith.profile == vocab::AccumProfile::kKulischFixed && !j.arith.dtype) {
+    return invalid("dtype",
+                   "required with accumulator kulisch_fixed: the exact accumulators are sized "
+                   "for one element type (PRISM's width W depends on it)");
+  }
   j.tenant = r.tenant();
   j.group = r.group();
   j.size = r.size();

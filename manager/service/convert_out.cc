@@ -2,6 +2,7 @@
 
 #include <google/protobuf/util/message_differencer.h>
 
+#include "manager/core/group_arith.h"
 #include "manager/core/limits.h"
 #include "proto/context/context_proto.h"
 #include "proto/vocab/addr.h"
@@ -82,6 +83,8 @@ pb::GroupContext to_proto(const SwitchContext& c) {
   mode.pkey = c.pkey;
   vocab::write_mode(mode, out);
   vocab::write_pkey(mode, out);
+  mode.arith = c.arith;
+  vocab::write_arith(mode, out);
   for (const TreeChild& child : c.children) {
     pb::GroupContext::Child& to = *out.add_children();
     to.set_port(child.port);
@@ -140,6 +143,10 @@ pb::JoinGroupResponse to_proto(const RankAnswer& a) {
   out.set_pmtu(a.pmtu);
   out.set_window(a.window);
   out.set_mode(mode_to_proto(a.mode));
+  out.set_accumulator(a.arith.profile == vocab::AccumProfile::kKulischFixed
+                          ? pb::ACCUM_KULISCH_FIXED
+                          : pb::ACCUM_UNSPECIFIED);
+  out.set_dtype(static_cast<pb::ElementType>(vocab::dtype_to_proto(a.arith.dtype)));
   return out;
 }
 
@@ -214,6 +221,14 @@ pb::GroupInfo group_info(const Group& g, const IncManager& core) {
   out.set_last_activity_unix_ms(g.last_activity.count());
   out.set_mode(mode_to_proto(mode_of(g.request)));
   if (g.request.pkey) out.set_pkey(*g.request.pkey);
+  out.set_accumulator(g.request.arith.profile == vocab::AccumProfile::kKulischFixed
+                          ? pb::ACCUM_KULISCH_FIXED
+                          : pb::ACCUM_UNSPECIFIED);
+  out.set_dtype(static_cast<pb::ElementType>(vocab::dtype_to_proto(g.request.arith.dtype)));
+  const ExactFigures exact =
+      exact_figures(g.request.arith, static_cast<uint32_t>(g.request.ranks.size()));
+  out.set_exact_width_bits(exact.width_bits);
+  out.set_accum_bytes_per_element(exact.accum_bytes_per_element);
   out.set_hop_timeout_us(g.hop_timeout_us);
   for (const ModeCost& c : core.mode_costs(g)) {
     auto* cost = out.add_mode_costs();

@@ -395,6 +395,85 @@ TEST_F(JoinTest, APartitionKeyReachesEverySwitchContextAndRanksMustAgreeOnIt) {
   manager_.stop();  // answers the rank still waiting
 }
 
+// An exact group: every switch context carries its accumulator profile and dtype, its grant is
+// the exact layout's memory, GroupInfo shows PRISM's width; ranks must agree on the arithmetic,
+// an exact group names its dtype, and one that can never fit is refused as exact with both
+// figures (never run in arrival order instead).
+TEST_F(JoinTest, AnExactGroupIsGrantedItsKulischMemoryAndRefusedAsExactWhenItCannotFit) {
+  FakeAgent agent(manager_.channel());
+  agent.register_switch(FakeAgent::leaf0(1024));  // 1024 slots of the default arithmetic
+  std::vector<std::unique_ptr<AsyncJoin>> ranks;
+  for (uint32_t r = 0; r < 2; ++r) {
+    pb::JoinGroupRequest j = join_request("exact", 2, r);
+    j.set_accumulator(pb::ACCUM_KULISCH_FIXED);
+    j.set_dtype(pb::ELEMENT_FP16);
+    j.set_window(4);
+    ranks.push_back(std::make_unique<AsyncJoin>(manager_, j));
+  }
+  auto install = agent.next();
+  ASSERT_TRUE(install && install->has_action());
+  EXPECT_EQ(install->action().context().accumulator(), pb::ACCUM_KULISCH_FIXED);
+  EXPECT_EQ(install->action().context().dtype(), pb::ELEMENT_FP16);
+  const vocab::GroupArith exact{vocab::AccumProfile::kKulischFixed, vocab::DType::kFp16};
+  EXPECT_EQ(install->action().memory_bytes(), vocab::group_memory_bytes(4, 1024, exact, 2));
+  EXPECT_EQ(vocab::group_memory_bytes(4, 1024, exact, 2), 8u * (32 + 512 * 9 + 1024));
+  agent.ack(install->action().action_id());
+  for (auto& r : ranks) {
+    ASSERT_TRUE(r->get().status.ok()) << r->get().status.error_message();
+    EXPECT_EQ(r->get().response.accumulator(), pb::ACCUM_KULISCH_FIXED);
+  }
+  const pb::GroupInfo& info = groups().groups(0);
+  EXPECT_EQ(info.accumulator(), pb::ACCUM_KULISCH_FIXED);
+  EXPECT_EQ(info.dtype(), pb::ELEMENT_FP16);
+  EXPECT_EQ(info.exact_width_bits(), 42u);  // fp16: 15 + 14 + 11 magnitude bits, 1 carry, sign
+  EXPECT_EQ(info.accum_bytes_per_element(), 9u);
+
+  // bf16 exact at window 1024 needs 2048 slots of 32 + 37376 + 1024 bytes: more than the switch.
+  pb::JoinGroupRequest huge = join_request("huge", 1, 0);
+  huge.set_accumulator(pb::ACCUM_KULISCH_FIXED);
+  huge.set_dtype(pb::ELEMENT_BF16);
+  huge.set_window(1024);
+  huge.mutable_endpoint()->set_ipv4(rank_ipv4(5));
+  const grpc::Status never = join_now(huge);
+  EXPECT_EQ(never.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << never.error_message();
+  EXPECT_NE(never.error_message().find("exact bf16 sum over 1 contributors needs W = 262 bits (73 "
+                                       "bytes per element, 78708736 bytes on each switch at "
+                                       "window 1024, pmtu 1024)"),
+            std::string::npos)
+      << never.error_message();
+  EXPECT_NE(never.error_message().find("leaf0"), std::string::npos) << never.error_message();
+
+  pb::JoinGroupRequest nodtype = join_request("nodtype", 1, 0);
+  nodtype.set_accumulator(pb::ACCUM_KULISCH_FIXED);
+  nodtype.mutable_endpoint()->set_ipv4(rank_ipv4(6));
+  const grpc::Status missing = join_now(nodtype);
+  EXPECT_EQ(missing.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(missing.error_message().find("dtype: required with accumulator kulisch_fixed"),
+            std::string::npos)
+      << missing.error_message();
+
+  pb::JoinGroupRequest first = join_request("split", 2, 0);
+  first.set_accumulator(pb::ACCUM_KULISCH_FIXED);
+  first.set_dtype(pb::ELEMENT_FP32);
+  first.mutable_endpoint()->set_ipv4(rank_ipv4(2));
+  AsyncJoin waits(manager_, first);
+  bool pending = false;
+  for (int i = 0; i < 200 && !pending; ++i) {
+    pending = groups().pending_size() == 1;
+    if (!pending) std::this_thread::sleep_for(20ms);
+  }
+  ASSERT_TRUE(pending);
+  pb::JoinGroupRequest second = join_request("split", 2, 1);
+  second.mutable_endpoint()->set_ipv4(rank_ipv4(3));
+  const grpc::Status s = join_now(second);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find(
+                "asks for accumulator fp32_arrival; rank 0 asked for kulisch_fixed fp32"),
+            std::string::npos)
+      << s.error_message();
+  manager_.stop();
+}
+
 TEST_F(JoinTest, AModeIIIGroupRunsBesideAModeIIGroupAndEverySwitchContextSaysWhichIsWhich) {
   FakeAgent agent(manager_.channel());
   agent.register_switch(FakeAgent::leaf0(1024));
