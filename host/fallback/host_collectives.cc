@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "datapath/arith/accumulate.h"
+#include "datapath/arith/kulisch.h"
 #include "host/fallback/ring_links.h"
 #include "host/fallback/ring_math.h"
 
@@ -11,7 +12,7 @@ namespace epic::host::fallback {
 
 namespace {
 
-constexpr size_t kAccBytes = 4;  // arith::accum_bytes of every DType
+constexpr size_t kAccBytes = 4;  // the widest arith::accum_bytes (int8 uses the first byte)
 
 bool valid_dtype(DType t) { return vocab::dtype_from_code(static_cast<uint8_t>(t)).has_value(); }
 bool valid_op(ReduceOp op) {
@@ -276,32 +277,50 @@ Status HostCollectives::ring_reduce_scatter(const std::vector<ChunkIn>& in, uint
   const uint16_t n = size();
   size_t max_n = 0;
   for (const ChunkIn& c : in) max_n = std::max(max_n, c.n);
-  for (auto& b : acc_) b.resize(std::max(b.size(), max_n * kAccBytes));
+  // An exact group's ring passes Kulisch accumulators (datapath/arith/kulisch.h): every step
+  // deposits this rank's values exactly, and the last rounds once.
+  const bool exact = vocab::uses_kulisch(options_.arith.profile, t, op);
+  const auto acc_bytes = [&](size_t elements) {
+    return exact ? arith::kulisch::accum_bytes(t, n, elements) : elements * kAccBytes;
+  };
+  const auto load = [&](uint8_t* acc, const uint8_t* data, size_t elements) {
+    exact ? arith::kulisch::load(t, n, acc, data, elements)
+          : arith::reference::load(t, acc, data, elements);
+  };
+  const auto store = [&](uint8_t* wire, const uint8_t* acc, size_t elements) {
+    exact ? arith::kulisch::store(t, n, wire, acc, elements)
+          : arith::reference::store(t, wire, acc, elements);
+  };
+  for (auto& b : acc_) b.resize(std::max<size_t>(b.size(), acc_bytes(max_n)));
   if (n == 1) {
-    arith::reference::load(t, acc_[0].data(), in[0].data, in[0].n);
-    arith::reference::store(t, out, acc_[0].data(), in[0].n);
+    load(acc_[0].data(), in[0].data, in[0].n);
+    store(out, acc_[0].data(), in[0].n);
     return {};
   }
   const uint32_t steps = n - 1u;
   const auto post_recv_step = [&](uint32_t s) {
     const ChunkIn& c = in[rs_recv_chunk(rank_, n, s)];
-    post_recvs(acc_[s % 3].data(), c.n * kAccBytes, tag(s));
+    post_recvs(acc_[s % 3].data(), acc_bytes(c.n), tag(s));
   };
   // Step s receives into acc_[s % 3] and sends from acc_[(s + 2) % 3]; the
   // receive of step s + 1 is posted before step s is waited for.
   const ChunkIn& first = in[rs_send_chunk(rank_, n, 0)];
-  arith::reference::load(t, acc_[2].data(), first.data, first.n);
+  load(acc_[2].data(), first.data, first.n);
   post_recv_step(0);
   for (uint32_t s = 0; s < steps; ++s) {
     set_step("reduce-scatter", s);
     const uint64_t goal = recvs_posted_;
     if (s + 1 < steps) post_recv_step(s + 1);
-    post_sends(acc_[(s + 2) % 3].data(), in[rs_send_chunk(rank_, n, s)].n * kAccBytes, tag(s));
+    post_sends(acc_[(s + 2) % 3].data(), acc_bytes(in[rs_send_chunk(rank_, n, s)].n), tag(s));
     if (Status st = wait_step(goal); !st.ok()) return st;
     const ChunkIn& c = in[rs_recv_chunk(rank_, n, s)];
-    arith::reference::combine(t, op, acc_[s % 3].data(), c.data, c.n);
+    if (exact) {
+      arith::kulisch::deposit(t, n, acc_[s % 3].data(), c.data, c.n);
+    } else {
+      arith::reference::combine(t, op, acc_[s % 3].data(), c.data, c.n);
+    }
   }
-  arith::reference::store(t, out, acc_[(steps - 1) % 3].data(), in[rank_].n);
+  store(out, acc_[(steps - 1) % 3].data(), in[rank_].n);
   return {};
 }
 

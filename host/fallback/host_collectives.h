@@ -49,6 +49,7 @@
 #include <vector>
 
 #include "host/transport/soft/io/status.h"
+#include "proto/vocab/arith.h"
 #include "proto/vocab/collective.h"
 #include "proto/vocab/dtype.h"
 #include "proto/vocab/limits.h"
@@ -93,6 +94,10 @@ struct RingOptions {
   int gid_index = -1;
   // both
   uint16_t pmtu = vocab::kDefaultPmtu;
+  // The group's arithmetic: an exact group (KULISCH_FIXED) reduces its float sums exactly on the
+  // host path too — the ring passes Kulisch accumulators and rounds once at the end — so falling
+  // back never changes a result's bits (docs/host-fallback.md).
+  vocab::GroupArith arith{};
   uint32_t initial_psn = 0;                  // sq_psn and rq_psn of both QPs (every rank the same)
   std::chrono::milliseconds timeout{60000};  // one ring step waits at most this long
   size_t message_bytes = 256 * 1024;         // largest SEND (multiple of 4)

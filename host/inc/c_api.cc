@@ -42,7 +42,8 @@ int report(const Status& s) {
   return fail(code_of(s.code), s.message);
 }
 
-bool valid_dtype(int t) { return t >= INC_INT32 && t <= INC_BF16; }
+bool valid_dtype(int t) { return t >= INC_INT32 && t <= INC_FP8_E5M2; }
+static_assert(INC_FP8_E5M2 + 1 == epic::vocab::kNumDTypes, "inc_dtype_t mirrors vocab::DType");
 bool valid_op(int op) { return op >= INC_SUM && op <= INC_MAX; }
 
 int create(const epic::inc::ConfigResult& cfg, inc_comm_t** out) {
@@ -106,6 +107,18 @@ const char* inc_comm_mode(const inc_comm_t* c) {
 }
 int inc_comm_host_fallback(const inc_comm_t* c) {
   return check(c) == INC_OK && c->comm->host_fallback() ? 1 : 0;
+}
+
+int inc_comm_accumulator(const inc_comm_t* c) {
+  if (check(c) != INC_OK) return -1;
+  return c->comm->arith().profile == epic::vocab::AccumProfile::kKulischFixed ? INC_KULISCH_FIXED
+                                                                              : INC_FP32_ARRIVAL;
+}
+
+int inc_comm_group_dtype(const inc_comm_t* c) {
+  if (check(c) != INC_OK) return -1;
+  const auto& t = c->comm->arith().dtype;
+  return t ? static_cast<int>(*t) : -1;
 }
 
 int inc_allreduce(inc_comm_t* c, const void* s, void* r, size_t n, inc_dtype_t t, inc_op_t op) {

@@ -69,6 +69,13 @@ const std::vector<std::pair<std::string, std::string>> kKeys = {
     {"INC_HOST_FALLBACK",
      "with INC_MANAGER: 1|0, accept host collectives when there is no INC memory (default 1)"},
     {"INC_HOST_QPN", "with INC_MANAGER, soft: the host ring's base QPN (default INC_QPN + 2)"},
+    {"INC_ACCUMULATOR",
+     "the group's accumulator profile: fp32_arrival (default; float sums in arrival order) or "
+     "kulisch_fixed (exact float sums, rounded once: the same bits on every run), the same on "
+     "every rank and on the switches"},
+    {"INC_DTYPE",
+     "the element type the group's switch memory is sized for: int32, fp32, fp16, bf16, int8, "
+     "fp8_e4m3, fp8_e5m2 (required with kulisch_fixed; default: none named, every type but fp8)"},
     {"INC_MODE",
      "with INC_MANAGER: the group's mode, 2 (Mode-II) or 3 (Mode-III), the same on every rank "
      "(default: the fabric's)"},
@@ -187,6 +194,17 @@ ConfigResult config_from_pairs(const std::map<std::string, std::string>& pairs) 
         return bad(key, value, "expected a P_Key 0x0001..0xffff (a partition number other than 0)");
       t.pkey = static_cast<uint16_t>(*v);
       c.manager.pkey = t.pkey;
+    } else if (key == "INC_ACCUMULATOR") {
+      const auto p = vocab::parse_profile(value);
+      if (!p) return bad(key, value, "expected fp32_arrival or kulisch_fixed");
+      c.arith.profile = *p;
+      c.manager.arith.profile = *p;
+    } else if (key == "INC_DTYPE") {
+      const auto d = vocab::parse_dtype(value);
+      if (!d)
+        return bad(key, value, "expected int32, fp32, fp16, bf16, int8, fp8_e4m3 or fp8_e5m2");
+      c.arith.dtype = *d;
+      c.manager.arith.dtype = *d;
     } else if (key == "INC_IB_PORT") {
       auto v = u32(255);
       if (!v || *v == 0) return bad(key, value, "expected a port number 1..255");
@@ -247,6 +265,12 @@ ConfigResult config_from_pairs(const std::map<std::string, std::string>& pairs) 
   if (c.rank >= c.ranks) {
     r.error =
         "INC_RANK=" + std::to_string(c.rank) + " is not below INC_RANKS=" + std::to_string(c.ranks);
+    return r;
+  }
+  if (c.arith.profile == vocab::AccumProfile::kKulischFixed && !c.arith.dtype) {
+    r.error =
+        "INC_ACCUMULATOR=kulisch_fixed needs INC_DTYPE (the element type the switches' "
+        "exact accumulators are sized for)";
     return r;
   }
   if (c.manager.enabled()) {

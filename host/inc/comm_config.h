@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "host/transport/open.h"
+#include "proto/vocab/arith.h"
 
 namespace epic::inc {
 
@@ -40,12 +41,19 @@ struct ManagerOptions {
   // INC_PKEY when given: the group's P_Key asked of the manager (every rank must ask the same);
   // unset, the group is bound to no partition.
   std::optional<uint16_t> pkey;
+  // INC_ACCUMULATOR / INC_DTYPE: the group's arithmetic asked of the manager (every rank must
+  // ask the same; docs/arithmetic.md).
+  vocab::GroupArith arith{};
   bool enabled() const { return !address.empty(); }
 };
 
 struct CommConfig {
   uint16_t rank = 0;
   uint16_t ranks = 0;
+  // The group's arithmetic (INC_ACCUMULATOR, INC_DTYPE): the accumulator profile the switches
+  // run and the dtype their slots are sized for. A reduction that does not fit is refused
+  // before anything is sent (vocab::collective_fits).
+  vocab::GroupArith arith{};
   host::TransportOptions transport;
   // A wait gives up when no collective finished for this long, with a report
   // of what the rank still waits for (direction and PSN).

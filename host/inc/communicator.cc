@@ -95,6 +95,18 @@ Request Communicator::post(CollectiveType type, DType t, ReduceOp op, uint16_t r
   }
   const uint16_t R = config_.ranks;
   const uint16_t me = config_.rank;
+  // The group's slots hold this reduction's accumulator (the switch refuses it otherwise).
+  const bool reduces = type == CollectiveType::kAllReduce || type == CollectiveType::kReduce ||
+                       type == CollectiveType::kReduceScatter;
+  if (reduces && !vocab::collective_fits(config_.transport.pmtu, config_.arith, R, t, op)) {
+    invalid(name + " of " + std::string(vocab::to_string(t)) + " " +
+            std::string(vocab::to_string(op)) + ": its accumulator does not fit the slots of " +
+            "this group's arithmetic (" + std::string(vocab::to_string(config_.arith.profile)) +
+            (config_.arith.dtype ? ", dtype " + std::string(vocab::to_string(*config_.arith.dtype))
+                                 : ", no dtype named: every type but fp8") +
+            "; docs/arithmetic.md): create the group with INC_DTYPE for this type");
+    return {};
+  }
   const bool rooted = type == CollectiveType::kReduce || type == CollectiveType::kBroadcast;
   if (rooted && root >= R) {
     invalid(name + ": root " + std::to_string(root) + " is not a rank of this group of " +

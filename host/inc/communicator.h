@@ -87,6 +87,8 @@ class Communicator {
   std::string_view transport() const;
   // True when the group fell back to host collectives (no INC memory).
   bool host_fallback() const { return host_ != nullptr; }
+  // The group's arithmetic (INC_ACCUMULATOR, INC_DTYPE; docs/arithmetic.md).
+  const vocab::GroupArith& arith() const { return config_.arith; }
   // "inc" (the switch reduces) or "host" (host collectives, host_fallback()).
   std::string_view mode() const { return host_ ? "host" : "inc"; }
 

@@ -28,6 +28,7 @@ fb::RingOptions ring_options(const CommConfig& c, const std::string& kind, uint3
   o.port = c.transport.ib_port;
   o.gid_index = c.transport.gid_index;
   o.pmtu = pmtu;
+  o.arith = c.arith;
   o.initial_psn = initial_psn;
   o.timeout = c.timeout;
   return o;

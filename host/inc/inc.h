@@ -31,9 +31,19 @@ typedef enum {
   INC_FP32 = 1,
   INC_FP16 = 2,
   INC_BF16 = 3,
+  INC_INT8 = 4,
+  INC_FP8_E4M3 = 5, /* OCP FP8 E4M3FN */
+  INC_FP8_E5M2 = 6, /* OCP FP8 E5M2 */
   INC_DTYPE_INT_ = 0x7fffffff
 } inc_dtype_t;
 typedef enum { INC_SUM = 0, INC_MIN = 1, INC_MAX = 2, INC_OP_INT_ = 0x7fffffff } inc_op_t;
+/* A group's accumulator profile (docs/arithmetic.md), chosen when the group is created
+ * (INC_ACCUMULATOR): arrival-order fp32 float sums, or exact ones rounded once. */
+typedef enum {
+  INC_FP32_ARRIVAL = 0,
+  INC_KULISCH_FIXED = 1,
+  INC_ACCUM_INT_ = 0x7fffffff
+} inc_accumulator_t;
 typedef enum {
   INC_OK = 0,
   INC_ERR_INVALID = 1,   /* bad argument or configuration */
@@ -58,6 +68,10 @@ const char* inc_comm_transport(const inc_comm_t* comm); /* "verbs" or "soft" */
  * INC_HOST_FALLBACK in docs/libinc.md); inc_comm_host_fallback() is 1 in host mode. */
 const char* inc_comm_mode(const inc_comm_t* comm);
 int inc_comm_host_fallback(const inc_comm_t* comm);
+/* The communicator's arithmetic (INC_ACCUMULATOR, INC_DTYPE): its inc_accumulator_t, and the
+ * inc_dtype_t its group's switch memory is sized for (-1: none named). -1 for a NULL comm. */
+int inc_comm_accumulator(const inc_comm_t* comm);
+int inc_comm_group_dtype(const inc_comm_t* comm);
 
 int inc_allreduce(inc_comm_t* c, const void* send, void* recv, size_t count, inc_dtype_t t,
                   inc_op_t op);

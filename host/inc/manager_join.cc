@@ -109,6 +109,11 @@ soft::io::Result<JoinAnswer> ManagerJoin::join(uint16_t rank, uint16_t size,
   fill(*req.mutable_endpoint(), mine);
   if (options_.window) req.set_window(*options_.window);
   if (options_.pkey) req.set_pkey(*options_.pkey);
+  if (options_.arith.profile == vocab::AccumProfile::kKulischFixed) {
+    req.set_accumulator(pb::ACCUM_KULISCH_FIXED);
+  }
+  req.set_dtype(
+      static_cast<pb::ElementType>(options_.arith.dtype ? int(*options_.arith.dtype) + 1 : 0));
   if (options_.pmtu) req.set_pmtu(*options_.pmtu);
   if (options_.mode) req.set_mode(static_cast<pb::GroupMode>(*options_.mode));
   req.set_queue_timeout_ms(options_.queue_timeout_ms);

@@ -83,8 +83,15 @@ int main(int argc, char** argv) {
                  "comma list of allreduce, reduce, broadcast, barrier, reduce_scatter, allgather, "
                  "or all")
       ->capture_default_str();
-  app.add_option("-d,--dtypes", dtypes, "comma list of int32, fp32, fp16, bf16")
+  app.add_option("-d,--dtypes", dtypes,
+                 "comma list of int32, fp32, fp16, bf16, int8, fp8_e4m3, fp8_e5m2")
       ->capture_default_str();
+  std::string accumulator, group_dtype;
+  app.add_option("--accumulator", accumulator,
+                 "the group's accumulator profile, fp32_arrival or kulisch_fixed (overrides "
+                 "INC_ACCUMULATOR; every rank and the switches must agree)");
+  app.add_option("--group-dtype", group_dtype,
+                 "the element type the group's switch memory is sized for (overrides INC_DTYPE)");
   app.add_option("--op", op_name, "sum, min or max")->capture_default_str();
   app.add_option("-s,--sizes", sizes,
                  "comma list of per-rank buffer sizes in bytes (suffix K, M, G); barrier ignores "
@@ -109,10 +116,33 @@ int main(int argc, char** argv) {
     return app.exit(err) == 0 ? 0 : kExitUsage;
   }
 
-  const epic::inc::ConfigResult cfg =
+  epic::inc::ConfigResult cfg =
       config_path.empty() ? epic::inc::config_from_env() : epic::inc::config_from_file(config_path);
   if (!cfg.ok()) {
     std::fprintf(stderr, "inc-bench: %s\n", cfg.error.c_str());
+    return kExitUsage;
+  }
+  if (!accumulator.empty()) {
+    const auto p = epic::vocab::parse_profile(accumulator);
+    if (!p) {
+      std::fprintf(stderr, "inc-bench: --accumulator %s: expected fp32_arrival or kulisch_fixed\n",
+                   accumulator.c_str());
+      return kExitUsage;
+    }
+    cfg.config.arith.profile = cfg.config.manager.arith.profile = *p;
+  }
+  if (!group_dtype.empty()) {
+    const auto t = epic::vocab::parse_dtype(group_dtype);
+    if (!t) {
+      std::fprintf(stderr, "inc-bench: --group-dtype %s: not an element type\n",
+                   group_dtype.c_str());
+      return kExitUsage;
+    }
+    cfg.config.arith.dtype = cfg.config.manager.arith.dtype = *t;
+  }
+  if (cfg.config.arith.profile == epic::vocab::AccumProfile::kKulischFixed &&
+      !cfg.config.arith.dtype) {
+    std::fprintf(stderr, "inc-bench: --accumulator kulisch_fixed needs --group-dtype\n");
     return kExitUsage;
   }
   // Cases: validate everything before touching the network.
@@ -199,7 +229,7 @@ int main(int argc, char** argv) {
                 "op", "bytes", "p50_us", "p90_us", "p99_us", "min_us", "max_us", "algbw_GB/s",
                 "check");
   }
-  b::SweepOptions so{iters, warmup, !no_verify, seed};
+  b::SweepOptions so{iters, warmup, !no_verify, seed, cfg.config.arith};
   int exit_code = 0;
   for (size_t i = 0; i < cases.size(); ++i) {
     const b::CaseResult r = b::run_case(comm, cases[i], i, so);

@@ -55,7 +55,9 @@ CaseResult run_case(inc::Communicator& comm, const Case& c, uint64_t case_index,
   const uint16_t me = comm.rank();
   std::vector<uint8_t> send = host::exact_input(d, R, o.seed, case_index, me);
   std::vector<uint8_t> want;
-  if (o.verify) want = host::expected_result(d, me, host::exact_inputs(d, R, o.seed, case_index));
+  if (o.verify) {
+    want = host::expected_result(d, me, host::exact_inputs(d, R, o.seed, case_index), o.arith);
+  }
   // Broadcast works in place on the result buffer, which must hold count elements on the root too.
   std::vector<uint8_t> recv(std::max(
       host::recv_bytes(d, me, R), d.type == vocab::CollectiveType::kBroadcast ? send.size() : 0));

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "host/inc/communicator.h"
+#include "proto/vocab/arith.h"
 #include "proto/vocab/collective.h"
 
 namespace epic::tools::bench {
@@ -33,6 +34,7 @@ struct SweepOptions {
   uint32_t warmup = 3;
   bool verify = true;
   uint64_t seed = 1;
+  vocab::GroupArith arith{};  // the group's arithmetic: an exact group's sums are checked exactly
 };
 
 CaseResult run_case(inc::Communicator& comm, const Case& c, uint64_t case_index,

@@ -159,6 +159,28 @@ TEST(HostCollectives, FloatSumIsCombinedInRingOrder) {
   EXPECT_EQ(out[0][2], 0.0f);  // (1 + 1e8) + -1e8: rank 2 is the last of chunk 2
 }
 
+// An exact group's host path is exact too: the same 1e8 + 1 - 1e8 that ring order gets wrong
+// above is 1 in every chunk, and 1 + 3·2^-25 rounds once to 1 + 2^-23 (docs/host-fallback.md).
+TEST(HostCollectives, AnExactGroupSumsExactlyOnTheHostPathToo) {
+  constexpr uint16_t kRanks = 3;
+  const uint32_t big[kRanks] = {0x3F800000, 0x4CBEBC20, 0xCCBEBC20};   // 1, 1e8, -1e8
+  const uint32_t tiny[kRanks] = {0x3F800000, 0x33000000, 0x33800000};  // 1, 2^-25, 2^-24
+  std::vector<std::vector<uint32_t>> out(kRanks, std::vector<uint32_t>(2 * kRanks));
+  RingOptions o = small_options();
+  o.arith = {vocab::AccumProfile::kKulischFixed, DType::kFp32};
+  run_ring(kRanks, o, [&](uint16_t r, HostCollectives& hc) {
+    std::vector<uint32_t> in(2 * kRanks);
+    for (size_t i = 0; i < in.size(); ++i) in[i] = i % 2 ? tiny[r] : big[r];
+    ASSERT_TRUE(
+        hc.allreduce(in.data(), out[r].data(), in.size(), DType::kFp32, ReduceOp::kSum).ok());
+  });
+  for (uint16_t r = 0; r < kRanks; ++r) {
+    for (size_t i = 0; i < out[r].size(); ++i) {
+      EXPECT_EQ(out[r][i], i % 2 ? 0x3F800001u : 0x3F800000u) << "rank " << r << " element " << i;
+    }
+  }
+}
+
 // Half types travel as fp32 partial sums and are rounded once, as on the switch.
 TEST(HostCollectives, HalfSumsAreRoundedOnceAtTheEnd) {
   constexpr uint16_t kRanks = 4;

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <tuple>
 
 #include "host/inc/communicator.h"
 #include "host/inc/inc.h"
@@ -71,6 +72,35 @@ TEST(CommConfig, APartitionKeyIsSentByTheQpAndAskedOfTheManager) {
   ASSERT_TRUE(r.ok()) << r.error;
   EXPECT_EQ(r.config.transport.pkey, 0x8012);
   EXPECT_EQ(r.config.manager.pkey, 0x8012);
+}
+
+TEST(CommConfig, TheGroupsArithmeticIsReadAndAskedOfTheManager) {
+  ConfigResult r = config_from_pairs(soft_rank());
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.config.arith, vocab::GroupArith{});
+  auto pairs = soft_rank();
+  pairs["INC_ACCUMULATOR"] = "kulisch_fixed";
+  pairs["INC_DTYPE"] = "fp8_e5m2";
+  r = config_from_pairs(pairs);
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.config.arith.profile, vocab::AccumProfile::kKulischFixed);
+  EXPECT_EQ(r.config.arith.dtype, vocab::DType::kFp8E5M2);
+  EXPECT_EQ(r.config.manager.arith, r.config.arith);
+  for (const auto& [key, value, why] :
+       {std::tuple{"INC_ACCUMULATOR", "exact", "expected fp32_arrival or kulisch_fixed"},
+        std::tuple{"INC_DTYPE", "float32", "expected int32, fp32, fp16, bf16, int8, fp8_e4m3"}}) {
+    auto bad = soft_rank();
+    bad[key] = value;
+    const ConfigResult e = config_from_pairs(bad);
+    EXPECT_FALSE(e.ok());
+    EXPECT_NE(e.error.find(why), std::string::npos) << e.error;
+  }
+  auto nodtype = soft_rank();
+  nodtype["INC_ACCUMULATOR"] = "kulisch_fixed";
+  const ConfigResult e = config_from_pairs(nodtype);
+  EXPECT_FALSE(e.ok());
+  EXPECT_NE(e.error.find("INC_ACCUMULATOR=kulisch_fixed needs INC_DTYPE"), std::string::npos)
+      << e.error;
 }
 
 TEST(CommConfig, TheLargestCollectiveIsTheProtocolsCap) {
