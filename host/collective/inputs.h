@@ -8,11 +8,12 @@
 // order (FP32_ARRIVAL) and rounds partial aggregates to the wire type between
 // tree levels, so a float sum is exact only while every partial sum is an
 // integer the wire type represents. Sum inputs are therefore small integers,
-// |x| <= min(8, L / ranks) with L = 2^24 (fp32), 2^11 (fp16), 2^8 (bf16); in a
-// group larger than L only ranks below L contribute non-zero values. int32
-// sums wrap (exact in any order), so int32 inputs are uniform 32-bit values;
-// min/max are exact on any values, so float min/max inputs are integers in
-// [-1024, 1024] rounded once to the wire type.
+// |x| <= min(8, L / ranks) with L = 2^24 (fp32), 2^11 (fp16), 2^8 (bf16),
+// 2^4 (fp8 E4M3), 2^3 (fp8 E5M2); in a group larger than L only ranks below L
+// contribute non-zero values. int32 and int8 sums wrap (exact in any order), so
+// their inputs are uniform bits; min/max are exact on any values, so float
+// min/max inputs are integers in [-1024, 1024] ([-448, 448] for E4M3, its
+// largest finite value) rounded once to the wire type.
 // Thread-safety: pure functions.
 #pragma once
 

@@ -11,6 +11,7 @@
 #include "manager/core/group.h"
 #include "proto/vocab/arith.h"
 #include "proto/vocab/memory.h"
+#include "proto/vocab/partial.h"
 
 namespace epic::manager {
 
@@ -36,6 +37,12 @@ inline ExactFigures exact_figures(const vocab::GroupArith& a, uint32_t ranks) {
   if (a.profile != vocab::AccumProfile::kKulischFixed || !a.dtype) return {};
   return {vocab::exact_width_bits(*a.dtype, ranks),
           vocab::accum_element_bytes(a.profile, *a.dtype, vocab::ReduceOp::kSum, ranks)};
+}
+
+// The largest exact partial the group's switches send each other (0 unless it sums floats
+// exactly): what the MTU of every switch-to-switch link of its tree must carry.
+inline uint32_t exact_partial_bytes(const GroupRequest& r) {
+  return vocab::max_group_partial_bytes(r.pmtu, r.arith, static_cast<uint32_t>(r.ranks.size()));
 }
 
 // "exact fp32 sum over 256 contributors needs W = 286 bits (73 bytes per element, 2527232 bytes

@@ -130,9 +130,10 @@ Result<std::vector<RankPlacement>> validate_request(const GroupRequest& r, const
 }
 
 Status check_capabilities(const IncTree& tree, const Topology& topology, uint32_t window,
-                          uint32_t pmtu) {
+                          uint32_t pmtu, uint32_t partial_bytes) {
   const uint32_t need_mtu = pmtu + kRoceOverheadBytes;
-  auto check_port = [&](const SwitchPort& p, const std::string& use) -> Status {
+  const uint32_t link_mtu = std::max(pmtu, partial_bytes) + kRoceOverheadBytes;
+  auto check_port = [&](const SwitchPort& p, const std::string& use, bool link) -> Status {
     const PortSpec* port = topology.find_port(p);
     if (!port) return make_error(ErrorCode::kNotFound, "unknown port " + to_string(p));
     if (port->mtu < need_mtu) {
@@ -140,6 +141,15 @@ Status check_capabilities(const IncTree& tree, const Topology& topology, uint32_
                         "pmtu " + std::to_string(pmtu) + " needs an IP MTU of " +
                             std::to_string(need_mtu) + " but port " + to_string(p) + " (" + use +
                             ") has mtu " + std::to_string(port->mtu));
+    }
+    if (link && port->mtu < link_mtu) {
+      return make_error(ErrorCode::kFailedPrecondition,
+                        "an exact partial of up to " + std::to_string(partial_bytes) +
+                            " bytes (docs/arithmetic.md) needs an IP MTU of " +
+                            std::to_string(link_mtu) + " but port " + to_string(p) + " (" + use +
+                            ") has mtu " + std::to_string(port->mtu) +
+                            ": give the switch-to-switch links jumbo frames, or the group a "
+                            "smaller pmtu");
     }
     return {};
   };
@@ -159,9 +169,11 @@ Status check_capabilities(const IncTree& tree, const Topology& topology, uint32_
     for (const auto& c : n.children) {
       const std::string use = c.is_rank ? "rank " + std::to_string(c.first_rank)
                                         : "link to " + q(c.child_port.switch_id);
-      if (Status s = check_port({n.switch_id, c.port}, use); !s.ok()) return s;
+      if (Status s = check_port({n.switch_id, c.port}, use, !c.is_rank); !s.ok()) return s;
       if (!c.is_rank) {
-        if (Status s = check_port(c.child_port, "link to " + q(n.switch_id)); !s.ok()) return s;
+        if (Status s = check_port(c.child_port, "link to " + q(n.switch_id), true); !s.ok()) {
+          return s;
+        }
       }
     }
   }

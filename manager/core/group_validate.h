@@ -3,7 +3,9 @@
 //     quotas, name and endpoint clashes with live groups, and where each rank sits in the
 //     topology (NOT_FOUND for an address behind no known switch port);
 //   check_capabilities — one candidate IncTree against the switches it uses: window and pmtu
-//     within every switch's limits, pmtu + 90 bytes within the MTU of every port used.
+//     within every switch's limits, pmtu + 90 bytes within the MTU of every port used, and
+//     for an exact group (`partial_bytes` > 0, vocab::max_group_partial_bytes) its largest
+//     exact partial + 90 bytes within the MTU of both ends of every switch-to-switch link.
 // Each returns the first problem as a precise message naming the rank, switch or port.
 // Threading: pure functions.
 #pragma once
@@ -31,6 +33,6 @@ Result<std::vector<RankPlacement>> validate_request(const GroupRequest& request,
                                                     uint32_t self = 0);
 
 Status check_capabilities(const IncTree& tree, const Topology& topology, uint32_t window,
-                          uint32_t pmtu);
+                          uint32_t pmtu, uint32_t partial_bytes = 0);
 
 }  // namespace epic::manager

@@ -145,8 +145,14 @@ IncManager::Admission IncManager::evaluate(const Group& g, Millis now) const {
       }
       continue;
     }
-    if (Status s = check_capabilities(c.tree, topology_, window, r.pmtu); !s.ok()) {
-      if (!never) never = s.error();
+    if (Status s = check_capabilities(c.tree, topology_, window, r.pmtu, exact_partial_bytes(r));
+        !s.ok()) {
+      if (!never) {
+        // An exact group is refused as exact, with its width and memory.
+        never = r.arith.profile == vocab::AccumProfile::kKulischFixed
+                    ? make_error(s.error().code, exact_needs(r, window) + ": " + s.error().message)
+                    : s.error();
+      }
       continue;
     }
     std::vector<std::pair<SwitchId, uint64_t>> needs;

@@ -236,7 +236,9 @@ Status IncManager::restore_group(Group g) {
   if (std::count(seen.begin(), seen.end(), 1) != static_cast<long>(seen.size())) {
     return invalid("the IncTree does not reach every rank");
   }
-  if (Status s = check_capabilities(g.tree, topology_, g.request.window, g.request.pmtu); !s.ok()) {
+  if (Status s = check_capabilities(g.tree, topology_, g.request.window, g.request.pmtu,
+                                    exact_partial_bytes(g.request));
+      !s.ok()) {
     return make_error(s.error().code, who + ": " + s.error().message);
   }
   if ((g.state == GroupState::kInstalling) != (g.pending_op != PendingOp::kNone) ||

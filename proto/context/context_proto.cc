@@ -45,11 +45,17 @@ std::optional<AccumProfile> profile_from_proto(int value) {
 }
 
 std::optional<std::optional<DType>> dtype_from_proto(int value) {
-  if (value == inc::v1::ELEMENT_UNSPECIFIED) return std::optional<DType>{};
-  if (value < 0) return std::nullopt;
+  // Built with emplace: gcc 12 -O3 sees a nested optional returned from a
+  // temporary as maybe-uninitialised (-Werror), although it is not.
+  std::optional<std::optional<DType>> out;
+  if (value == inc::v1::ELEMENT_UNSPECIFIED) {
+    out.emplace();
+    return out;
+  }
+  if (value < 1 || value > 255) return out;
   const auto t = dtype_from_code(static_cast<uint8_t>(value - 1));
-  if (value > 255 || !t) return std::nullopt;
-  return std::optional<DType>{*t};
+  if (t) out.emplace(*t);
+  return out;
 }
 
 int dtype_to_proto(std::optional<DType> t) { return t ? static_cast<int>(*t) + 1 : 0; }

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "proto/context/context_proto.h"
+#include "proto/vocab/arith.h"
 #include "proto/vocab/counters.h"
 
 namespace epic::incctl {
@@ -132,19 +134,36 @@ std::string bytes_per_switch(const pb::GroupInfo& g) {
   return bytes_text(first);
 }
 
+// The group's accumulator profile: "fp32_arrival", with the element type its memory is sized
+// for when it named one, and for KULISCH_FIXED PRISM's width W ("kulisch_fixed fp32 W=286").
+std::string accum_text(const pb::GroupInfo& g) {
+  const auto profile = vocab::profile_from_proto(g.accumulator());
+  std::string out = profile ? std::string(vocab::to_string(*profile))
+                            : "accumulator " + std::to_string(static_cast<int>(g.accumulator()));
+  const auto dtype = vocab::dtype_from_proto(g.dtype());
+  if (!dtype) {
+    out += " dtype " + std::to_string(static_cast<int>(g.dtype()));
+  } else if (*dtype) {
+    out += " " + std::string(vocab::to_string(**dtype));
+  }
+  if (g.exact_width_bits() != 0) out += " W=" + std::to_string(g.exact_width_bits());
+  return out;
+}
+
 }  // namespace
 
 std::string render_groups(const pb::ListGroupsResponse& r) {
-  Table t({"ID", "TENANT", "NAME", "STATE", "MODE", "RANKS", "WINDOW", "PMTU", "BYTES/SWITCH",
-           "ROOT", "SWITCHES", "REASON"});
+  Table t({"ID", "TENANT", "NAME", "STATE", "MODE", "ACCUM", "RANKS", "WINDOW", "PMTU",
+           "BYTES/SWITCH", "ROOT", "SWITCHES", "REASON"});
   for (const auto& g : r.groups()) {
-    t.add({n(g.group_id()), g.tenant(), g.name(), g.state(), mode_text(g.mode()), n(g.size()),
-           n(g.window()), n(g.pmtu()), bytes_per_switch(g),
+    t.add({n(g.group_id()), g.tenant(), g.name(), g.state(), mode_text(g.mode()), accum_text(g),
+           n(g.size()), n(g.window()), n(g.pmtu()), bytes_per_switch(g),
            g.tree().root().empty() ? "-" : g.tree().root(), n(g.tree().nodes_size()), g.reason()});
   }
   for (const auto& p : r.pending()) {
-    t.add({"-", p.tenant(), p.name(), "rendezvous", "-", n(p.joined_size()) + "/" + n(p.size()),
-           "-", "-", "-", "-", "-", "waiting for ranks"});
+    t.add({"-", p.tenant(), p.name(), "rendezvous", "-", "-",
+           n(p.joined_size()) + "/" + n(p.size()), "-", "-", "-", "-", "-",
+           "waiting for ranks"});
   }
   return t.str();
 }
@@ -171,6 +190,11 @@ std::string render_tree(const pb::GroupInfo& g) {
   if (g.mode() == pb::GROUP_MODE_3) out << " (hop timeout " << g.hop_timeout_us() << " us)";
   out << ", " << g.size() << " ranks, window " << g.window() << ", pmtu " << g.pmtu()
       << ", initial psn " << g.initial_psn() << "\n";
+  out << "accumulator: " << accum_text(g);
+  if (g.accum_bytes_per_element() != 0) {
+    out << " (" << g.accum_bytes_per_element() << " bytes of accumulator per element)";
+  }
+  out << "\n";
   out << "switch memory: " << bytes_per_switch(g) << " bytes per switch";
   for (const auto& c : g.mode_costs()) {
     out << "; " << mode_text(c.mode()) << " would size window " << c.window() << ", "

@@ -5,6 +5,8 @@
 #include <functional>
 
 #include "manager/core/inc_manager.h"
+#include "proto/vocab/memory.h"
+#include "proto/vocab/partial.h"
 #include "tests/unit/manager/fabric.h"
 
 namespace epic::manager {
@@ -135,6 +137,39 @@ TEST_F(AdmissionTest, ALinkPortTooSmallForThePmtuIsNamed) {
   // Every candidate crosses spine0:d1 (the spine, or the path between the leaves).
   EXPECT_EQ(j.error().message,
             "pmtu 4096 needs an IP MTU of 4186 but port spine0:d1 (link to 'leaf1') has mtu 1500");
+}
+
+// An exact group's switches send each other exact partials, larger than the ranks' packets: a
+// tree whose switch-to-switch links cannot carry them is refused as exact, with the width, the
+// memory and the port; ranks behind one switch, or a partial that fits, are admitted.
+TEST_F(AdmissionTest, AnExactGroupWhoseLinksCannotCarryItsPartialsIsRefusedAsExact) {
+  GroupRequest r = make_request("exact", {{0, 0}, {1, 0}}, 4);
+  r.arith = {vocab::AccumProfile::kKulischFixed, vocab::DType::kFp32};
+  auto j = m.join(r, t0);
+  ASSERT_FALSE(j.ok());
+  EXPECT_EQ(j.error().code, ErrorCode::kFailedPrecondition);
+  const uint32_t partial = vocab::max_group_partial_bytes(1024, r.arith, 2);
+  EXPECT_GT(partial + 90, 1500u);
+  EXPECT_EQ(j.error().message,
+            "exact fp32 sum over 2 contributors needs W = 279 bits (73 bytes per element, " +
+                std::to_string(vocab::group_memory_bytes(4, 1024, r.arith, 2)) +
+                " bytes on each switch at window 4, pmtu 1024): an exact partial of up to " +
+                std::to_string(partial) + " bytes (docs/arithmetic.md) needs an IP MTU of " +
+                std::to_string(partial + 90) +
+                " but port spine0:d0 (link to 'leaf0') has mtu 1500: give the switch-to-switch "
+                "links jumbo frames, or the group a smaller pmtu");
+  expect_nothing_held();
+
+  // The same sum over ranks behind one leaf crosses no link.
+  GroupRequest one = make_request("one", {{0, 0}, {0, 1}}, 4);
+  one.arith = r.arith;
+  EXPECT_TRUE(m.join(one, t0).ok());
+  // fp8 E4M3 at pmtu 256: its partials fit a 1500-byte link.
+  GroupRequest small = make_request("small", {{0, 2}, {1, 2}}, 4);
+  small.arith = {vocab::AccumProfile::kKulischFixed, vocab::DType::kFp8E4M3};
+  small.pmtu = 256;
+  ASSERT_LE(vocab::max_group_partial_bytes(256, small.arith, 2) + 90, 1500u);
+  EXPECT_TRUE(m.join(small, t0).ok());
 }
 
 TEST_F(AdmissionTest, NameAndEndpointsMustNotClashWithALiveGroup) {

@@ -62,7 +62,8 @@ TEST(ExactInputs, SameSeedIndexAndRankGiveTheSameBytesAndAnyChangeOthers) {
 // The switch adds contributions in arrival order and rounds partial sums to the wire type
 // between tree levels: the inputs must make every such order give the same bits.
 TEST(ExactInputs, FloatSumsAreExactInAnyOrderAndAcrossTreeLevels) {
-  for (DType t : {DType::kFp32, DType::kFp16, DType::kBf16}) {
+  for (DType t :
+       {DType::kFp32, DType::kFp16, DType::kBf16, DType::kFp8E4M3, DType::kFp8E5M2}) {
     for (uint16_t ranks : {2, 16, 100, 300}) {
       const CollectiveDescriptor d{CollectiveType::kAllReduce, t, ReduceOp::kSum, 0, 512};
       auto in = exact_inputs(d, ranks, 1, 0);
@@ -80,6 +81,28 @@ TEST(ExactInputs, FloatSumsAreExactInAnyOrderAndAcrossTreeLevels) {
           << vocab::to_string(t) << " ranks " << ranks;
       // Not all zero: the values do exercise the sum.
       EXPECT_NE(std::count(flat.begin(), flat.end(), 0), static_cast<long>(flat.size()));
+    }
+  }
+}
+
+// One-byte types fill exactly their bytes, and float min/max inputs stay finite (E4M3 has no
+// infinity: a value beyond 464 would become its NaN).
+TEST(ExactInputs, OneByteTypesAreSizedAndFinite) {
+  for (DType t : {DType::kInt8, DType::kFp8E4M3, DType::kFp8E5M2}) {
+    for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMax}) {
+      const CollectiveDescriptor d{CollectiveType::kAllReduce, t, op, 0, 333};
+      const std::vector<uint8_t> in = exact_input(d, 4, 9, 1, 3);
+      ASSERT_EQ(in.size(), 333u) << vocab::to_string(t);
+      if (t == DType::kInt8) continue;
+      const uint8_t exponent_ones = t == DType::kFp8E4M3 ? 0x78 : 0x7C;
+      for (uint8_t x : in) {
+        if (t == DType::kFp8E4M3) {
+          ASSERT_NE(x & 0x7F, 0x7F) << "E4M3 NaN in " << vocab::to_string(op) << " inputs";
+        } else {
+          ASSERT_NE(x & exponent_ones, exponent_ones) << "E5M2 inf/NaN";
+        }
+      }
+      EXPECT_NE(std::count(in.begin(), in.end(), 0), static_cast<long>(in.size()));
     }
   }
 }

@@ -224,6 +224,17 @@ inline pb::JoinGroupRequest join_request(const std::string& group, uint32_t size
   return r;
 }
 
+// A join of an exact group (KULISCH_FIXED over `dtype`), its endpoint at rank_ipv4(ip_index).
+inline pb::JoinGroupRequest exact_join_request(const std::string& group, uint32_t size,
+                                               uint32_t rank, pb::ElementType dtype,
+                                               uint32_t window, int ip_index) {
+  pb::JoinGroupRequest r = join_request(group, size, rank, window);
+  r.set_accumulator(pb::ACCUM_KULISCH_FIXED);
+  r.set_dtype(dtype);
+  r.mutable_endpoint()->set_ipv4(rank_ipv4(ip_index));
+  return r;
+}
+
 struct JoinOutcome {
   grpc::Status status;
   pb::JoinGroupResponse response;

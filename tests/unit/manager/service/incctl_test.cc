@@ -2,6 +2,8 @@
 // when the manager cannot be reached.
 #include <array>
 #include <cstdio>
+#include <memory>
+#include <vector>
 
 #include "tests/unit/manager/service/harness.h"
 
@@ -89,6 +91,54 @@ TEST(IncctlTest, ShowsSwitchesGroupsTreeAndMemory) {
 
   CliRun d = incctl(mgr + "destroy " + id);
   EXPECT_EQ(d.rc, 0) << d.out;
+}
+
+// An exact group shows its profile, dtype and PRISM width in the table, the tree view and --json;
+// an arrival-order group shows fp32_arrival.
+TEST(IncctlTest, ShowsEachGroupsAccumulatorProfile) {
+  TempDir dir;
+  TestManager m(dir);
+  m.start(test_options());
+  FakeAgent agent(m.channel());
+  agent.register_switch(FakeAgent::leaf0(1024));
+  const pb::Action plain = install_group(m, agent, "plain");
+  ASSERT_TRUE(plain.has_context());
+  pb::Action exact;
+  {
+    std::vector<std::unique_ptr<AsyncJoin>> ranks;
+    for (uint32_t r = 0; r < 2; ++r) {
+      ranks.push_back(std::make_unique<AsyncJoin>(
+          m, exact_join_request("exact", 2, r, pb::ELEMENT_FP16, 4, static_cast<int>(r) + 2)));
+    }
+    auto install = agent.next();
+    ASSERT_TRUE(install && install->has_action());
+    exact = install->action();
+    agent.ack(exact.action_id());
+    for (auto& r : ranks) ASSERT_TRUE(r->get().status.ok()) << r->get().status.error_message();
+  }
+  const std::string mgr = "--manager " + m.address() + " ";
+
+  CliRun g = incctl(mgr + "groups");
+  EXPECT_EQ(g.rc, 0) << g.out;
+  EXPECT_NE(g.out.find("ACCUM"), std::string::npos) << g.out;
+  EXPECT_NE(g.out.find("Mode-II  kulisch_fixed fp16 W=42"), std::string::npos) << g.out;
+  EXPECT_NE(g.out.find("Mode-II  fp32_arrival "), std::string::npos) << g.out;
+
+  CliRun t = incctl(mgr + "tree " + std::to_string(exact.group_id()));
+  EXPECT_EQ(t.rc, 0) << t.out;
+  EXPECT_NE(t.out.find("accumulator: kulisch_fixed fp16 W=42 (9 bytes of accumulator per "
+                       "element)"),
+            std::string::npos)
+      << t.out;
+  CliRun p = incctl(mgr + "tree " + std::to_string(plain.group_id()));
+  EXPECT_NE(p.out.find("accumulator: fp32_arrival\n"), std::string::npos) << p.out;
+
+  CliRun j = incctl(mgr + "--json groups");
+  EXPECT_EQ(j.rc, 0) << j.out;
+  EXPECT_NE(j.out.find("\"accumulator\": \"ACCUM_KULISCH_FIXED\""), std::string::npos) << j.out;
+  EXPECT_NE(j.out.find("\"dtype\": \"ELEMENT_FP16\""), std::string::npos) << j.out;
+  EXPECT_NE(j.out.find("\"exact_width_bits\": 42"), std::string::npos) << j.out;
+  EXPECT_NE(j.out.find("\"accum_bytes_per_element\": 9"), std::string::npos) << j.out;
 }
 
 TEST(IncctlTest, UnreachableManagerExitsTwoNamingTheAddress) {

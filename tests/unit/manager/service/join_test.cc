@@ -404,11 +404,8 @@ TEST_F(JoinTest, AnExactGroupIsGrantedItsKulischMemoryAndRefusedAsExactWhenItCan
   agent.register_switch(FakeAgent::leaf0(1024));  // 1024 slots of the default arithmetic
   std::vector<std::unique_ptr<AsyncJoin>> ranks;
   for (uint32_t r = 0; r < 2; ++r) {
-    pb::JoinGroupRequest j = join_request("exact", 2, r);
-    j.set_accumulator(pb::ACCUM_KULISCH_FIXED);
-    j.set_dtype(pb::ELEMENT_FP16);
-    j.set_window(4);
-    ranks.push_back(std::make_unique<AsyncJoin>(manager_, j));
+    ranks.push_back(std::make_unique<AsyncJoin>(
+        manager_, exact_join_request("exact", 2, r, pb::ELEMENT_FP16, 4, static_cast<int>(r))));
   }
   auto install = agent.next();
   ASSERT_TRUE(install && install->has_action());
@@ -452,10 +449,7 @@ TEST_F(JoinTest, AnExactGroupIsGrantedItsKulischMemoryAndRefusedAsExactWhenItCan
             std::string::npos)
       << missing.error_message();
 
-  pb::JoinGroupRequest first = join_request("split", 2, 0);
-  first.set_accumulator(pb::ACCUM_KULISCH_FIXED);
-  first.set_dtype(pb::ELEMENT_FP32);
-  first.mutable_endpoint()->set_ipv4(rank_ipv4(2));
+  pb::JoinGroupRequest first = exact_join_request("split", 2, 0, pb::ELEMENT_FP32, 16, 2);
   AsyncJoin waits(manager_, first);
   bool pending = false;
   for (int i = 0; i < 200 && !pending; ++i) {

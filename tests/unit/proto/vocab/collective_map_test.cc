@@ -74,13 +74,17 @@ TEST(CollectiveMap, SubtreePacketSetsAreTheirRanksPacketsInOrder) {
               if (send.contains(j)) {
                 EXPECT_EQ(send.index(j), sends);
                 EXPECT_EQ(send.item(sends), j);
-                if (count == 1) EXPECT_EQ(s.send_index(first, j), sends);
+                if (count == 1) {
+                  EXPECT_EQ(s.send_index(first, j), sends);
+                }
                 ++sends;
               }
               if (recv.contains(j)) {
                 EXPECT_EQ(recv.index(j), recvs);
                 EXPECT_EQ(recv.item(recvs), j);
-                if (count == 1) EXPECT_EQ(s.recv_index(first, j), recvs);
+                if (count == 1) {
+                  EXPECT_EQ(s.recv_index(first, j), recvs);
+                }
                 ++recvs;
               }
             }
