@@ -191,6 +191,8 @@ TEST(CApi, NullsAndBadConfigurationAreErrorsWithMessages) {
             std::string::npos);
   EXPECT_EQ(inc_comm_create_from_file(nullptr, &c), INC_ERR_INVALID);
   EXPECT_EQ(inc_comm_rank(nullptr), -1);
+  EXPECT_EQ(inc_comm_accumulator(nullptr), -1);
+  EXPECT_EQ(inc_comm_group_dtype(nullptr), -1);
   inc_comm_destroy(nullptr);  // ignored
 }
 

@@ -5,6 +5,8 @@
 #include "host/inc/manager_join.h"
 
 #include <future>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "host/inc/communicator.h"
@@ -178,24 +180,31 @@ TEST_F(ManagerJoinTest, CommunicatorCreateReportsTheFailedJoin) {
 }
 
 // Two soft ranks on the loopback interface (AF_PACKET: needs CAP_NET_RAW; skipped without it).
+// Rank r of a soft group on lo joining through the manager (after fill_leaf0: its window gets no
+// memory now, but could later, so every rank falls back to the host ring).
+std::map<std::string, std::string> fallback_rank(const std::string& manager, uint16_t r,
+                                                 uint16_t ranks, const std::string& window) {
+  return {{"INC_RANK", std::to_string(r)},
+          {"INC_RANKS", std::to_string(ranks)},
+          {"INC_TRANSPORT", "soft"},
+          {"INC_IFACE", "lo"},
+          {"INC_MAC", "02:00:00:00:00:0" + std::to_string(r + 2)},
+          {"INC_IP", mt::rank_ipv4(r + 1)},
+          {"INC_QPN", std::to_string(0x101 + r)},
+          {"INC_MANAGER", manager},
+          {"INC_WINDOW", window},
+          {"INC_GROUP", "ring"},
+          {"INC_TIMEOUT_MS", "5000"},
+          {"INC_LINGER_MS", "0"},
+          {"INC_JOIN_TIMEOUT_MS", "5000"}};
+}
+
 TEST_F(ManagerJoinTest, CommunicatorFallsBackToHostCollectivesOverTheSoftRing) {
   fill_leaf0();
   auto rank = [&](uint16_t r) {
     return std::async(std::launch::async, [&, r]() -> std::string {
-      const ConfigResult c =
-          config_from_pairs({{"INC_RANK", std::to_string(r)},
-                             {"INC_RANKS", "2"},
-                             {"INC_TRANSPORT", "soft"},
-                             {"INC_IFACE", "lo"},
-                             {"INC_MAC", "02:00:00:00:00:0" + std::to_string(r + 2)},
-                             {"INC_IP", mt::rank_ipv4(r + 1)},
-                             {"INC_QPN", std::to_string(0x101 + r)},
-                             {"INC_MANAGER", manager_.address()},
-                             {"INC_WINDOW", "16"},  // 32 slots: no memory now, not never
-                             {"INC_GROUP", "ring"},
-                             {"INC_TIMEOUT_MS", "5000"},
-                             {"INC_LINGER_MS", "0"},
-                             {"INC_JOIN_TIMEOUT_MS", "5000"}});
+      // Window 16, 32 slots: no memory now, not never.
+      const ConfigResult c = config_from_pairs(fallback_rank(manager_.address(), r, 2, "16"));
       if (!c.ok()) return c.error;
       auto created = Communicator::create(c.config);
       if (!created.ok()) return created.error;
@@ -217,6 +226,59 @@ TEST_F(ManagerJoinTest, CommunicatorFallsBackToHostCollectivesOverTheSoftRing) {
   if (e0.find("Operation not permitted") != std::string::npos) GTEST_SKIP() << e0;
   EXPECT_EQ(e0, "");
   EXPECT_EQ(e1, "");
+}
+
+// An exact group keeps its arithmetic when it falls back: the communicator reports it (and the C
+// API), refuses a reduction its slots were not sized for before sending anything, and its fp16
+// sums are the exact sum rounded once: 32768 + 2^-24 - 32768 is 2^-24 (binary16's smallest
+// subnormal), where binary32 accumulation (fp32_arrival's fallback) loses the 2^-24 in every
+// order that adds it to 32768 first, and the ring's chunks start at different ranks.
+TEST_F(ManagerJoinTest, AnExactGroupFallsBackExactlyAndRefusesWhatItsSlotsDoNotHold) {
+  fill_leaf0();
+  auto rank = [&](uint16_t r) {
+    return std::async(std::launch::async, [&, r]() -> std::string {
+      // Window 8: 16 exact fp16 slots of 5664 bytes fit leaf0, but not beside group a.
+      auto pairs = fallback_rank(manager_.address(), r, 3, "8");
+      pairs["INC_ACCUMULATOR"] = "kulisch_fixed";
+      pairs["INC_DTYPE"] = "fp16";
+      const ConfigResult c = config_from_pairs(pairs);
+      if (!c.ok()) return c.error;
+      auto created = Communicator::create(c.config);
+      if (!created.ok()) return created.error;
+      Communicator& comm = *created.value;
+      if (comm.mode() != "host") return "mode " + std::string(comm.mode());
+      if (comm.arith().profile != vocab::AccumProfile::kKulischFixed ||
+          comm.arith().dtype != vocab::DType::kFp16) {
+        return "arithmetic not reported";
+      }
+      std::vector<uint8_t> e4(1024, 0x38), e4out(1024);  // 1.0 in E4M3
+      Status refused = comm.allreduce(e4.data(), e4out.data(), e4.size(), DType::kFp8E4M3,
+                                      ReduceOp::kSum);
+      if (refused.ok() ||
+          refused.message.find("allreduce of fp8_e4m3 sum: its accumulator does not fit the "
+                               "slots of this group's arithmetic (kulisch_fixed, dtype fp16") ==
+              std::string::npos) {
+        return "fp8 sum not refused: " + refused.message;
+      }
+      // 32768, 2^-24, -32768 in binary16.
+      const uint16_t mine = r == 0 ? 0x7800 : r == 1 ? 0x0001 : 0xF800;
+      std::vector<uint16_t> in(300, mine), out(300, 0);
+      Status s = comm.allreduce(in.data(), out.data(), in.size(), DType::kFp16, ReduceOp::kSum);
+      if (!s.ok()) return s.message;
+      for (uint16_t x : out) {
+        if (x != 0x0001) return "fp16 sum gave " + std::to_string(x) + ", not 2^-24 (0x0001)";
+      }
+      return comm.close().message;
+    });
+  };
+  auto r0 = rank(0);
+  auto r1 = rank(1);
+  auto r2 = rank(2);
+  const std::string e0 = r0.get(), e1 = r1.get(), e2 = r2.get();
+  if (e0.find("Operation not permitted") != std::string::npos) GTEST_SKIP() << e0;
+  EXPECT_EQ(e0, "");
+  EXPECT_EQ(e1, "");
+  EXPECT_EQ(e2, "");
 }
 
 // A rank joins a manager that serves mutual TLS only (a unix socket: gRPC checks the
