@@ -6,7 +6,7 @@
   take frames of at most 1518 bytes, so the tree group is sized for fp8 E4M3 at pmtu 256 (its
   largest partial, fp8 E4M3 or fp16, fits 1500 bytes with headers: docs/arithmetic.md); fp32's
   exact partial needs jumbo frames, so fp32 and bf16 run on a second group at one switch (the
-  spine's two ranks, pmtu 1024, dtype bf16, which also holds fp32).
+  spine's two ranks, pmtu 1024, dtype bf16, which also holds fp32 and fp8 E5M2).
 Every inc-rank sends adversarial inputs (cancellation, 1 + tiny terms, subnormals, overflow,
 NaN/inf/-0 mixes: host/collective/adversarial.h) and checks its own results; then this script
 recomputes every sum from every rank's dumped inputs with tests/harness/exact_reference.py
@@ -30,7 +30,8 @@ TREE = {"pmtu": 256, "dtype": "fp8_e4m3",
         "plan": ("allreduce:fp16:sum:700,allreduce:fp8_e4m3:sum:1500,reduce_scatter:fp16:sum:300,"
                  "reduce:fp8_e4m3:sum:root=3:900,allreduce:fp16:max:300,barrier")}
 ONE = {"pmtu": 1024, "dtype": "bf16",
-       "plan": "allreduce:fp32:sum:2000,allreduce:bf16:sum:3000,reduce_scatter:fp32:sum:700,barrier"}
+       "plan": ("allreduce:fp32:sum:2000,allreduce:bf16:sum:3000,reduce_scatter:fp32:sum:700,"
+                "allreduce:fp8_e5m2:sum:2500,reduce:fp8_e5m2:sum:root=1:900,barrier")}
 WIDTH = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8_e4m3": 1, "fp8_e5m2": 1}
 
 
