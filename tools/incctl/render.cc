@@ -137,17 +137,21 @@ std::string bytes_per_switch(const pb::GroupInfo& g) {
 // The group's accumulator profile: "fp32_arrival", with the element type its memory is sized
 // for when it named one, and for KULISCH_FIXED PRISM's width W ("kulisch_fixed fp32 W=286").
 std::string accum_text(const pb::GroupInfo& g) {
-  const auto profile = vocab::profile_from_proto(g.accumulator());
-  std::string out = profile ? std::string(vocab::to_string(*profile))
-                            : "accumulator " + std::to_string(static_cast<int>(g.accumulator()));
+  // A stream, not string concatenation: gcc 12 -O3 reports a false -Wrestrict on the latter.
+  std::ostringstream out;
+  if (const auto profile = vocab::profile_from_proto(g.accumulator())) {
+    out << vocab::to_string(*profile);
+  } else {
+    out << "accumulator " << static_cast<int>(g.accumulator());
+  }
   const auto dtype = vocab::dtype_from_proto(g.dtype());
   if (!dtype) {
-    out += " dtype " + std::to_string(static_cast<int>(g.dtype()));
+    out << " dtype " << static_cast<int>(g.dtype());
   } else if (*dtype) {
-    out += " " + std::string(vocab::to_string(**dtype));
+    out << " " << vocab::to_string(**dtype);
   }
-  if (g.exact_width_bits() != 0) out += " W=" + std::to_string(g.exact_width_bits());
-  return out;
+  if (g.exact_width_bits() != 0) out << " W=" << g.exact_width_bits();
+  return out.str();
 }
 
 }  // namespace

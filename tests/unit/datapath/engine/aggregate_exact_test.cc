@@ -99,7 +99,9 @@ TEST(AggregateExact, ASwitchChildsPartialMergesToTheSameBitsAsOneSwitch) {
     if (partial_first) add(0, Source::kSwitch, partial);
     add(1, Source::kRank, kRankValues[1]);
     add(2, Source::kRank, kRankValues[3]);
-    if (!partial_first) EXPECT_EQ(add(0, Source::kSwitch, partial), Contribution::kCompleted);
+    if (!partial_first) {
+      EXPECT_EQ(add(0, Source::kSwitch, partial), Contribution::kCompleted);
+    }
     EXPECT_EQ(Bytes(upper.result_of(2), upper.result_of(2) + 12), kExactSum);
   }
 }

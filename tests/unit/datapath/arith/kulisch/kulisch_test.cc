@@ -221,8 +221,9 @@ TEST(KulischPartial, RandomTreesOfPartialsGiveTheFlatBits) {
         load(t, R, upper.data(), in[order[k++]].data(), n);
       }
       for (; k < R; ++k) deposit(t, R, upper.data(), in[order[k]].data(), n);
-      if (!partial_first)
+      if (!partial_first) {
         ASSERT_TRUE(merge_partial(t, R, upper.data(), n, partial.data(), len, false));
+      }
       Bytes got(n * w);
       store(t, R, got.data(), upper.data(), n);
       ASSERT_EQ(got, flat) << "trial " << trial << " R " << R << " n " << n;
