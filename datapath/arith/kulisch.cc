@@ -133,14 +133,10 @@ void deposit_wide(uint8_t* acc, uint8_t* flags, const uint8_t* wire, size_t n) {
   }
 }
 
-void deposit_all(DType t, const Acc& a, const uint8_t* wire, bool vector = true) {
+void deposit_portable_all(DType t, const Acc& a, const uint8_t* wire) {
   uint8_t* acc = a.base;
   uint8_t* flags = a.flags();
   const size_t n = a.n;
-  if (vector && a.l.limbs == 1 && detail::avx512_deposits() &&
-      detail::deposit_one_limb_avx512(t, a.l.limb_bytes == 4, acc, flags, wire, n)) {
-    return;
-  }
   switch (t) {
     case DType::kFp32:
       return deposit_wide<Fp32Fields>(acc, flags, wire, n);
@@ -155,6 +151,80 @@ void deposit_all(DType t, const Acc& a, const uint8_t* wire, bool vector = true)
       return deposit_one_limb<E4M3Fields, int64_t>(acc, flags, wire, n);
     default:
       return;
+  }
+}
+
+void deposit_all(DType t, const Acc& a, const uint8_t* wire) {
+  if (detail::avx512_deposits() && detail::deposit_avx512(t, a.l, a.base, wire, a.n)) return;
+  deposit_portable_all(t, a, wire);
+}
+
+// Element i of a nine-limb layout rounded once (kulisch.h), without building an Exact: the
+// carry-save limbs are normalised into eight 32-bit digits and a signed top (value/q =
+// sum_j d_j 2^(32 j) + top 2^256), negated when negative, and the 64-bit window under the
+// leading digit is rounded with a sticky bit for the digits below it.
+uint32_t store_wide_element(const Format& f, const Acc& a, size_t i) {
+  uint64_t d[8];
+  int64_t c = 0;
+  for (size_t j = 0; j < 8; ++j) {
+    const int64_t t = add_wrap(a.limb(j, i), c);
+    d[j] = static_cast<uint32_t>(t);
+    c = t >> 32;  // arithmetic (C++20)
+  }
+  int64_t top = add_wrap(a.limb(8, i), c);
+  const bool negative = top < 0;
+  if (negative) {  // two's complement negation over the digits and the top
+    uint64_t carry = 1;
+    for (uint64_t& x : d) {
+      const uint64_t s = (~x & 0xFFFFFFFFu) + carry;
+      x = s & 0xFFFFFFFFu;
+      carry = s >> 32;
+    }
+    top = add_wrap(~top, static_cast<int64_t>(carry));
+  }
+  uint64_t window = d[0];
+  uint32_t ex = 0;
+  bool sticky = false;
+  if (top != 0) {
+    // At least 2^256 q: a top of 2^31 or more is beyond every nine-limb type's range whatever
+    // the digits below, so it saturates there (the result overflows either way).
+    const auto t = static_cast<uint64_t>(top) < (uint64_t{1} << 31) ? static_cast<uint64_t>(top)
+                                                                    : uint64_t{1} << 31;
+    window = t << 32 | d[7];
+    ex = 224;
+    for (size_t j = 0; j < 7; ++j) sticky = sticky || d[j] != 0;
+  } else {
+    for (size_t j = 8; j-- > 1;) {
+      if (d[j] == 0) continue;
+      window = d[j] << 32 | d[j - 1];
+      ex = static_cast<uint32_t>(32 * (j - 1));
+      for (size_t k = 0; k + 1 < j; ++k) sticky = sticky || d[k] != 0;
+      break;
+    }
+  }
+  uint32_t out;
+  if (detail::special_result(f, a.flags()[i], window == 0, out)) return out;
+  return detail::round_magnitude(f, negative, window, ex, sticky, nullptr);
+}
+
+// `f` by value: a reference could alias the wire bytes written, reloading it every element.
+void store_portable_all(const Format f, const Acc& a, uint8_t* wire) {
+  const size_t n = a.n;
+  if (a.l.limbs != 1) {
+    for (size_t i = 0; i < n; ++i)
+      detail::write_bits(f, wire + i * f.width, store_wide_element(f, a, i));
+    return;
+  }
+  // One limb: the value is an int64 (|v| < 2^63, W <= 64).
+  const uint8_t* flags = a.flags();
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t v = a.limb(0, i);
+    uint32_t out;
+    if (!detail::special_result(f, flags[i], v == 0, out)) {
+      const uint64_t mag = v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
+      out = detail::round_magnitude(f, v < 0, mag, 0, false, nullptr);
+    }
+    detail::write_bits(f, wire + i * f.width, out);
   }
 }
 
@@ -275,45 +345,47 @@ void load(DType t, uint32_t contributors, uint8_t* acc, const uint8_t* wire, siz
   Format f;
   if (n == 0 || !detail::format_of(t, f)) return;
   const Acc a{acc, n, vocab::kulisch_layout(t, contributors)};
+  if (detail::avx512_deposits() && detail::load_avx512(t, a.l, acc, wire, n)) return;
   clear(a);
-  deposit_all(t, a, wire);
+  deposit_portable_all(t, a, wire);
 }
 
 void deposit(DType t, uint32_t contributors, uint8_t* acc, const uint8_t* wire, size_t n) {
   Format f;
   if (n == 0 || !detail::format_of(t, f)) return;
-  const Acc a{acc, n, vocab::kulisch_layout(t, contributors)};
-  deposit_all(t, a, wire);
-}
-
-void detail::deposit_portable(DType t, uint32_t contributors, uint8_t* acc, const uint8_t* wire,
-                              size_t n) {
-  Format f;
-  if (n == 0 || !detail::format_of(t, f)) return;
-  deposit_all(t, Acc{acc, n, vocab::kulisch_layout(t, contributors)}, wire, false);
+  deposit_all(t, Acc{acc, n, vocab::kulisch_layout(t, contributors)}, wire);
 }
 
 void store(DType t, uint32_t contributors, uint8_t* wire, const uint8_t* acc, size_t n) {
   Format f;
   if (n == 0 || !detail::format_of(t, f)) return;
   const Acc a{const_cast<uint8_t*>(acc), n, vocab::kulisch_layout(t, contributors)};
-  if (a.l.limbs != 1) {
-    for (size_t i = 0; i < n; ++i) {
-      detail::write_bits(f, wire + i * f.width, detail::round_once(f, exact_of(a, i), nullptr));
-    }
-    return;
-  }
-  // One limb: the value is an int64 (|v| < 2^63, W <= 64).
-  const uint8_t* flags = a.flags();
-  for (size_t i = 0; i < n; ++i) {
-    const int64_t v = a.limb(0, i);
-    uint32_t out;
-    if (!detail::special_result(f, flags[i], v == 0, out)) {
-      const uint64_t mag = v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
-      out = detail::round_magnitude(f, v < 0, mag, 0, false, nullptr);
-    }
-    detail::write_bits(f, wire + i * f.width, out);
-  }
+  if (detail::avx512_deposits() && detail::store_avx512(t, a.l, wire, acc, n)) return;
+  store_portable_all(f, a, wire);
+}
+
+void detail::load_portable(DType t, uint32_t contributors, uint8_t* acc, const uint8_t* wire,
+                           size_t n) {
+  Format f;
+  if (n == 0 || !detail::format_of(t, f)) return;
+  const Acc a{acc, n, vocab::kulisch_layout(t, contributors)};
+  clear(a);
+  deposit_portable_all(t, a, wire);
+}
+
+void detail::deposit_portable(DType t, uint32_t contributors, uint8_t* acc, const uint8_t* wire,
+                              size_t n) {
+  Format f;
+  if (n == 0 || !detail::format_of(t, f)) return;
+  deposit_portable_all(t, Acc{acc, n, vocab::kulisch_layout(t, contributors)}, wire);
+}
+
+void detail::store_portable(DType t, uint32_t contributors, uint8_t* wire, const uint8_t* acc,
+                            size_t n) {
+  Format f;
+  if (n == 0 || !detail::format_of(t, f)) return;
+  store_portable_all(f, Acc{const_cast<uint8_t*>(acc), n, vocab::kulisch_layout(t, contributors)},
+                     wire);
 }
 
 int partial_elements(DType t, const uint8_t* in, size_t len) {
