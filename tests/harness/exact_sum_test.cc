@@ -215,6 +215,40 @@ TEST(ExactSum, OneBitPatternUnderAThousandArrivalOrdersLossPatternsAndTrees) {
   EXPECT_EQ(seen.size(), 1u) << "KULISCH_FIXED gave " << seen.size() << " different results";
 }
 
+// Wide groups: R = 2, 32 and 256 ranks (one switch, 4 leaves of 8, 16 leaves of 16), where the
+// largest magnitudes overflow the format unless they cancel, and 1 + tiny terms adds up to 255
+// terms below half an ulp; the width W grows with ceil(log2 R) and the E4M3 layout stays int32.
+TEST(ExactSum, WideGroupsUpTo256RanksMatchTheExactReference) {
+  const std::vector<std::vector<int>> shapes = {{2}, {4, 8}, {16, 16}};
+  std::vector<std::pair<DType, std::vector<Bytes>>> cases;
+  for (DType t : kFloatTypes) {
+    for (const auto& shape : shapes) {
+      const int R = rank_count(shape);
+      const auto n = static_cast<uint32_t>(256 / vocab::wire_bytes(t) + 11);
+      cases.push_back({t, host::adversarial_inputs(allreduce(t, n), static_cast<uint16_t>(R), 31,
+                                                   cases.size())});
+    }
+  }
+  const std::vector<Bytes> want = python_reference(cases);
+  ASSERT_EQ(want.size(), cases.size());
+  size_t k = 0;
+  for (DType t : kFloatTypes) {
+    for (const auto& shape : shapes) {
+      const int R = rank_count(shape);
+      SCOPED_TRACE(std::string(vocab::to_string(t)) + " R " + std::to_string(R));
+      HarnessConfig cfg = exact_config(t, shape);
+      cfg.seed = 100 + k;
+      cfg.faults = {0.01, 0.0, 0.2};
+      const std::vector<Bytes>& in = cases[k].second;
+      const auto count = static_cast<uint32_t>(in[0].size() / vocab::wire_bytes(t));
+      const RunResult r = run(cfg, {allreduce(t, count)}, {in}, everyone(want[k], R));
+      EXPECT_TRUE(r.ok) << r.failure;
+      EXPECT_EQ(r.switches.drop_inconsistent, 0u);
+      ++k;
+    }
+  }
+}
+
 // The control: FP32_ARRIVAL on the same inputs and runs gives more than one bit pattern (so
 // the test above could fail), and an exact group's results equal none of FP32_ARRIVAL's
 // where arrival order lost low bits.
