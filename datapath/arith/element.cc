@@ -13,9 +13,9 @@ namespace {
 // +-inf (mantissa 0) and NaN; "finite-only" formats (fp8 E4M3FN) use it for
 // normal values except the all-ones mantissa, their only NaN, and have no inf.
 struct Format {
-  int exp_bits;
-  int man_bits;
-  uint32_t canonical_nan;
+  int exp_bits = 0;
+  int man_bits = 0;
+  uint32_t canonical_nan = 0;
   bool finite_only = false;
 
   int bias() const { return (1 << (exp_bits - 1)) - 1; }
@@ -39,7 +39,8 @@ float decode(const Format& f, uint32_t bits) {
   double magnitude;
   if (f.finite_only && exp == f.exp_ones() && man == f.man_mask()) {
     return std::bit_cast<float>(kCanonicalNanFp32);
-  } else if (!f.finite_only && exp == f.exp_ones()) {
+  }
+  if (!f.finite_only && exp == f.exp_ones()) {
     if (man != 0) return std::bit_cast<float>(kCanonicalNanFp32);
     magnitude = std::numeric_limits<double>::infinity();
   } else if (exp == 0) {  // zero or subnormal: man * 2^(emin - man_bits)

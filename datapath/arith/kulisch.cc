@@ -20,8 +20,8 @@ using vocab::PartialForm;
 
 // A slot's accumulator: limb planes, then flags (kulisch.h).
 struct Acc {
-  uint8_t* base;
-  size_t n;
+  uint8_t* base = nullptr;
+  size_t n = 0;
   KulischLayout l;
   uint8_t* flags() const { return base + size_t{l.limbs} * n * l.limb_bytes; }
   int64_t limb(size_t j, size_t i) const {
@@ -252,7 +252,7 @@ void add_exact(const Acc& a, size_t i, const Exact& e) {
     for (size_t j = 0; j < detail::kDigits; ++j) {
       if (e.mag[j] == 0) continue;
       const size_t k = j < a.l.limbs ? j : a.l.limbs - 1u;
-      const int64_t v = static_cast<int64_t>(uint64_t{e.mag[j]} << (32 * (j - k)));
+      const auto v = static_cast<int64_t>(uint64_t{e.mag[j]} << (32 * (j - k)));
       a.set_limb(k, i, add_wrap(a.limb(k, i), e.negative ? -v : v));
     }
   }
@@ -284,7 +284,7 @@ struct Header {
 };
 
 Header read_header(const uint8_t* in) {
-  Header h;
+  Header h{};
   h.magic = in[0];
   h.form = in[1];
   h.dtype = in[2];
@@ -314,7 +314,7 @@ bool element_of(const uint8_t* body, PartialForm form, uint32_t digits, int16_t 
     int64_t v;
     std::memcpy(&v, body + i * 8, 8);
     if (v == INT64_MIN) return false;
-    const uint64_t mag = static_cast<uint64_t>(v < 0 ? -v : v);
+    const auto mag = static_cast<uint64_t>(v < 0 ? -v : v);
     e.negative = v < 0;
     for (uint32_t b = 0; b < 64; ++b) {
       if ((mag >> b) & 1) {
@@ -326,7 +326,7 @@ bool element_of(const uint8_t* body, PartialForm form, uint32_t digits, int16_t 
   } else {
     uint32_t d[detail::kDigits] = {};
     if (digits > detail::kDigits) return false;
-    std::memcpy(d, body + i * 4 * digits, 4 * digits);
+    std::memcpy(d, body + i * 4 * size_t{digits}, 4 * size_t{digits});
     detail::set_twos_complement(e, d, digits);
   }
   e.flags = flags ? flags[i] : static_cast<uint8_t>(vocab::kFlagNotNegZero);

@@ -97,49 +97,85 @@ EPIC_KAVX512_INLINE __m512 scaled(const uint8_t* wire, __mmask16 m, __mmask16& n
   }
 }
 
+// The accumulator lanes of m += (Load: =) the 16 exact integers of v (lanes of `finite`; the
+// others add 0). `full`: all 16 lanes, unmasked memory operations.
+template <bool Limb32, bool Load>
+EPIC_KAVX512_INLINE void add_lanes(uint8_t* acc, size_t i, __mmask16 m, __mmask16 finite, bool full,
+                                   __m512 v) {
+  if constexpr (Limb32) {
+    const __m512i x = _mm512_maskz_cvttps_epi32(finite, v);
+    uint8_t* p = acc + i * 4;
+    if constexpr (Load) {
+      if (full) {
+        _mm512_storeu_si512(p, x);
+      } else {
+        _mm512_mask_storeu_epi32(p, m, x);
+      }
+    } else if (full) {
+      _mm512_storeu_si512(p, _mm512_add_epi32(_mm512_loadu_si512(p), x));
+    } else {
+      _mm512_mask_storeu_epi32(p, m, _mm512_add_epi32(_mm512_maskz_loadu_epi32(m, p), x));
+    }
+  } else {
+    const __m512i x0 =
+        _mm512_maskz_cvttps_epi64(static_cast<__mmask8>(finite), _mm512_castps512_ps256(v));
+    const __m512i x1 =
+        _mm512_maskz_cvttps_epi64(static_cast<__mmask8>(finite >> 8), _mm512_extractf32x8_ps(v, 1));
+    uint8_t* p = acc + i * 8;
+    if (full) {
+      if constexpr (Load) {
+        _mm512_storeu_si512(p, x0);
+        _mm512_storeu_si512(p + 64, x1);
+      } else {
+        _mm512_storeu_si512(p, _mm512_add_epi64(_mm512_loadu_si512(p), x0));
+        _mm512_storeu_si512(p + 64, _mm512_add_epi64(_mm512_loadu_si512(p + 64), x1));
+      }
+      return;
+    }
+    const auto m0 = static_cast<__mmask8>(m), m1 = static_cast<__mmask8>(m >> 8);
+    if constexpr (Load) {
+      _mm512_mask_storeu_epi64(p, m0, x0);
+      _mm512_mask_storeu_epi64(p + 64, m1, x1);
+    } else {
+      _mm512_mask_storeu_epi64(p, m0, _mm512_add_epi64(_mm512_maskz_loadu_epi64(m0, p), x0));
+      _mm512_mask_storeu_epi64(p + 64, m1,
+                               _mm512_add_epi64(_mm512_maskz_loadu_epi64(m1, p + 64), x1));
+    }
+  }
+}
+
 template <DType T, bool Limb32, bool Load>
 EPIC_KAVX512 void one_limb(uint8_t* acc, uint8_t* flags, const uint8_t* wire, size_t n) {
   constexpr size_t kWidth = T == DType::kFp16 ? 2 : 1;
+  const __m128i not_neg_zero = _mm_set1_epi8(kFlagNotNegZero);
   for (size_t i = 0; i < n; i += 16) {
     const __mmask16 m = mask16(n - i);
+    const bool full = n - i >= 16;
     __mmask16 nan_extra;
     const __m512 v = scaled<T>(wire + i * kWidth, m, nan_extra);
     // fpclass: 0x01 QNaN, 0x80 SNaN, 0x08 +inf, 0x10 -inf, 0x04 -0.
+    const auto special = static_cast<__mmask16>((_mm512_fpclass_ps_mask(v, 0x9D) | nan_extra) & m);
+    if (special == 0) {  // every lane finite and not -0: the common case
+      add_lanes<Limb32, Load>(acc, i, m, m, full, v);
+      if constexpr (Load) {
+        _mm_mask_storeu_epi8(flags + i, m, not_neg_zero);
+      } else {
+        // The flag is already set after the first contribution that is not -0: store only
+        // when some lane lacks it.
+        const __m128i fl = _mm_maskz_loadu_epi8(m, flags + i);
+        const __mmask16 lacking = _mm_mask_testn_epi8_mask(m, fl, not_neg_zero);
+        if (lacking != 0) _mm_mask_storeu_epi8(flags + i, m, _mm_or_si128(fl, not_neg_zero));
+      }
+      continue;
+    }
     const auto nan = static_cast<__mmask16>(_mm512_fpclass_ps_mask(v, 0x81) | nan_extra);
     const __mmask16 inf = _mm512_fpclass_ps_mask(v, 0x18);
-    const auto finite = static_cast<__mmask16>(~(nan | inf));
-    if constexpr (Limb32) {
-      const __m512i x = _mm512_maskz_cvttps_epi32(finite, v);
-      uint8_t* p = acc + i * 4;
-      if constexpr (Load) {
-        _mm512_mask_storeu_epi32(p, m, x);
-      } else {
-        _mm512_mask_storeu_epi32(p, m, _mm512_add_epi32(_mm512_maskz_loadu_epi32(m, p), x));
-      }
-    } else {
-      const __m512i x0 =
-          _mm512_maskz_cvttps_epi64(static_cast<__mmask8>(finite), _mm512_castps512_ps256(v));
-      const __m512i x1 = _mm512_maskz_cvttps_epi64(static_cast<__mmask8>(finite >> 8),
-                                                   _mm512_extractf32x8_ps(v, 1));
-      uint8_t* p = acc + i * 8;
-      const auto m0 = static_cast<__mmask8>(m), m1 = static_cast<__mmask8>(m >> 8);
-      if constexpr (Load) {
-        _mm512_mask_storeu_epi64(p, m0, x0);
-        _mm512_mask_storeu_epi64(p + 64, m1, x1);
-      } else {
-        _mm512_mask_storeu_epi64(p, m0, _mm512_add_epi64(_mm512_maskz_loadu_epi64(m0, p), x0));
-        _mm512_mask_storeu_epi64(p + 64, m1,
-                                 _mm512_add_epi64(_mm512_maskz_loadu_epi64(m1, p + 64), x1));
-      }
-    }
+    const auto finite = static_cast<__mmask16>(~(nan | inf) & m);
+    add_lanes<Limb32, Load>(acc, i, m, finite, full, v);
     const __mmask16 neg_zero = _mm512_fpclass_ps_mask(v, 0x04);
-    if ((nan | inf | neg_zero) == 0) {
-      put_flags<Load>(flags + i, m, _mm_set1_epi8(kFlagNotNegZero));
-    } else {
-      const __mmask16 neg_inf = _mm512_fpclass_ps_mask(v, 0x10);
-      put_flags<Load>(flags + i, m,
-                      flag_bytes(neg_zero, nan, static_cast<__mmask16>(inf & ~neg_inf), neg_inf));
-    }
+    const __mmask16 neg_inf = _mm512_fpclass_ps_mask(v, 0x10);
+    put_flags<Load>(flags + i, m,
+                    flag_bytes(neg_zero, nan, static_cast<__mmask16>(inf & ~neg_inf), neg_inf));
   }
 }
 

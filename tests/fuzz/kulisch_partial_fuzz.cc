@@ -46,8 +46,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const uint8_t* rest = data + 3;
   size_t left = size - 3;
   const int said = kulisch::partial_elements(t, rest, left);
-  size_t n = said > 0 && static_cast<size_t>(said) <= max_n ? static_cast<size_t>(said)
-                                                            : 1 + data[2] % 64;
+  size_t n =
+      said > 0 && static_cast<size_t>(said) <= max_n ? static_cast<size_t>(said) : 1 + data[2] % 64;
   // Seed the accumulator with plain values (taken from the input when there are enough).
   std::vector<uint8_t> acc(kulisch::accum_bytes(t, R, n) + 64, 0xA5);
   std::vector<uint8_t> plain(n * w, 0);

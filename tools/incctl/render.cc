@@ -166,8 +166,7 @@ std::string render_groups(const pb::ListGroupsResponse& r) {
   }
   for (const auto& p : r.pending()) {
     t.add({"-", p.tenant(), p.name(), "rendezvous", "-", "-",
-           n(p.joined_size()) + "/" + n(p.size()), "-", "-", "-", "-", "-",
-           "waiting for ranks"});
+           n(p.joined_size()) + "/" + n(p.size()), "-", "-", "-", "-", "-", "waiting for ranks"});
   }
   return t.str();
 }

@@ -71,7 +71,8 @@ TEST(SlotRegion, AnExactGroupHoldsItsKulischLayoutAndAPartialBuffer) {
                 vocab::packet_accum_bytes(1024, exact.profile, t, o, 256) <= r.accum_stride);
     }
   }
-  EXPECT_FALSE(vocab::collective_fits(1024, exact, 256, arith::DType::kBf16, arith::ReduceOp::kSum));
+  EXPECT_FALSE(
+      vocab::collective_fits(1024, exact, 256, arith::DType::kBf16, arith::ReduceOp::kSum));
   EXPECT_TRUE(vocab::collective_fits(1024, exact, 256, arith::DType::kBf16, arith::ReduceOp::kMax));
 }
 

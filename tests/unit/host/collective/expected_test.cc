@@ -62,8 +62,7 @@ TEST(ExactInputs, SameSeedIndexAndRankGiveTheSameBytesAndAnyChangeOthers) {
 // The switch adds contributions in arrival order and rounds partial sums to the wire type
 // between tree levels: the inputs must make every such order give the same bits.
 TEST(ExactInputs, FloatSumsAreExactInAnyOrderAndAcrossTreeLevels) {
-  for (DType t :
-       {DType::kFp32, DType::kFp16, DType::kBf16, DType::kFp8E4M3, DType::kFp8E5M2}) {
+  for (DType t : {DType::kFp32, DType::kFp16, DType::kBf16, DType::kFp8E4M3, DType::kFp8E5M2}) {
     for (uint16_t ranks : {2, 16, 100, 300}) {
       const CollectiveDescriptor d{CollectiveType::kAllReduce, t, ReduceOp::kSum, 0, 512};
       auto in = exact_inputs(d, ranks, 1, 0);

@@ -252,8 +252,8 @@ TEST_F(ManagerJoinTest, AnExactGroupFallsBackExactlyAndRefusesWhatItsSlotsDoNotH
         return "arithmetic not reported";
       }
       std::vector<uint8_t> e4(1024, 0x38), e4out(1024);  // 1.0 in E4M3
-      Status refused = comm.allreduce(e4.data(), e4out.data(), e4.size(), DType::kFp8E4M3,
-                                      ReduceOp::kSum);
+      Status refused =
+          comm.allreduce(e4.data(), e4out.data(), e4.size(), DType::kFp8E4M3, ReduceOp::kSum);
       if (refused.ok() ||
           refused.message.find("allreduce of fp8_e4m3 sum: its accumulator does not fit the "
                                "slots of this group's arithmetic (kulisch_fixed, dtype fp16") ==

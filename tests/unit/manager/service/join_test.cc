@@ -419,7 +419,8 @@ TEST_F(JoinTest, AnExactGroupIsGrantedItsKulischMemoryAndRefusedAsExactWhenItCan
     ASSERT_TRUE(r->get().status.ok()) << r->get().status.error_message();
     EXPECT_EQ(r->get().response.accumulator(), pb::ACCUM_KULISCH_FIXED);
   }
-  const pb::GroupInfo& info = groups().groups(0);
+  const pb::ListGroupsResponse listed = groups();
+  const pb::GroupInfo& info = listed.groups(0);
   EXPECT_EQ(info.accumulator(), pb::ACCUM_KULISCH_FIXED);
   EXPECT_EQ(info.dtype(), pb::ELEMENT_FP16);
   EXPECT_EQ(info.exact_width_bits(), 42u);  // fp16: 15 + 14 + 11 magnitude bits, 1 carry, sign

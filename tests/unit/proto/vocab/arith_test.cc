@@ -88,12 +88,12 @@ TEST(CollectiveFits, WhatAGroupsSlotsHold) {
   EXPECT_FALSE(collective_fits(1024, GroupArith{A, DType::kFp32}, 4, DType::kFp16, sum));
   const GroupArith exact32{K, DType::kFp32};
   EXPECT_TRUE(collective_fits(1024, exact32, 4, DType::kFp32, sum));
-  EXPECT_TRUE(collective_fits(1024, exact32, 4, DType::kFp16, sum));       // 4608 <= 18688
-  EXPECT_TRUE(collective_fits(1024, exact32, 4, DType::kFp8E5M2, sum));    // 9216
-  EXPECT_FALSE(collective_fits(1024, exact32, 4, DType::kBf16, sum));      // 37376
+  EXPECT_TRUE(collective_fits(1024, exact32, 4, DType::kFp16, sum));     // 4608 <= 18688
+  EXPECT_TRUE(collective_fits(1024, exact32, 4, DType::kFp8E5M2, sum));  // 9216
+  EXPECT_FALSE(collective_fits(1024, exact32, 4, DType::kBf16, sum));    // 37376
   EXPECT_TRUE(collective_fits(1024, exact32, 4, DType::kBf16, ReduceOp::kMin));
   const GroupArith exact16{K, DType::kFp16};
-  EXPECT_FALSE(collective_fits(1024, exact16, 4, DType::kFp8E4M3, sum));   // 5120 > 4608
+  EXPECT_FALSE(collective_fits(1024, exact16, 4, DType::kFp8E4M3, sum));  // 5120 > 4608
   EXPECT_FALSE(collective_fits(1024, exact16, 4, DType::kFp32, sum));
 }
 
