@@ -97,6 +97,22 @@ EPIC_KAVX512_INLINE __m512 scaled(const uint8_t* wire, __mmask16 m, __mmask16& n
   }
 }
 
+// plane[0..8) (lanes of m) += v (Load: = v), unmasked for full vectors.
+template <bool Load>
+EPIC_KAVX512_INLINE void add_plane(uint8_t* p, __mmask8 m, bool full, __m512i v) {
+  if constexpr (Load) {
+    if (full) {
+      _mm512_storeu_si512(p, v);
+    } else {
+      _mm512_mask_storeu_epi64(p, m, v);
+    }
+  } else if (full) {
+    _mm512_storeu_si512(p, _mm512_add_epi64(_mm512_loadu_si512(p), v));
+  } else {
+    _mm512_mask_storeu_epi64(p, m, _mm512_add_epi64(_mm512_maskz_loadu_epi64(m, p), v));
+  }
+}
+
 // The accumulator lanes of m += (Load: =) the 16 exact integers of v (lanes of `finite`; the
 // others add 0). `full`: all 16 lanes, unmasked memory operations.
 template <bool Limb32, bool Load>
@@ -122,25 +138,8 @@ EPIC_KAVX512_INLINE void add_lanes(uint8_t* acc, size_t i, __mmask16 m, __mmask1
     const __m512i x1 =
         _mm512_maskz_cvttps_epi64(static_cast<__mmask8>(finite >> 8), _mm512_extractf32x8_ps(v, 1));
     uint8_t* p = acc + i * 8;
-    if (full) {
-      if constexpr (Load) {
-        _mm512_storeu_si512(p, x0);
-        _mm512_storeu_si512(p + 64, x1);
-      } else {
-        _mm512_storeu_si512(p, _mm512_add_epi64(_mm512_loadu_si512(p), x0));
-        _mm512_storeu_si512(p + 64, _mm512_add_epi64(_mm512_loadu_si512(p + 64), x1));
-      }
-      return;
-    }
-    const auto m0 = static_cast<__mmask8>(m), m1 = static_cast<__mmask8>(m >> 8);
-    if constexpr (Load) {
-      _mm512_mask_storeu_epi64(p, m0, x0);
-      _mm512_mask_storeu_epi64(p + 64, m1, x1);
-    } else {
-      _mm512_mask_storeu_epi64(p, m0, _mm512_add_epi64(_mm512_maskz_loadu_epi64(m0, p), x0));
-      _mm512_mask_storeu_epi64(p + 64, m1,
-                               _mm512_add_epi64(_mm512_maskz_loadu_epi64(m1, p + 64), x1));
-    }
+    add_plane<Load>(p, static_cast<__mmask8>(m), full, x0);
+    add_plane<Load>(p + 64, static_cast<__mmask8>(m >> 8), full, x1);
   }
 }
 
@@ -191,22 +190,6 @@ struct WideFields {
 };
 using Fp32Wide = WideFields<23, 8>;
 using Bf16Wide = WideFields<7, 8>;
-
-// plane[0..8) (lanes of m) += v (Load: = v), unmasked for full vectors.
-template <bool Load>
-EPIC_KAVX512_INLINE void add_plane(uint8_t* p, __mmask8 m, bool full, __m512i v) {
-  if constexpr (Load) {
-    if (full) {
-      _mm512_storeu_si512(p, v);
-    } else {
-      _mm512_mask_storeu_epi64(p, m, v);
-    }
-  } else if (full) {
-    _mm512_storeu_si512(p, _mm512_add_epi64(_mm512_loadu_si512(p), v));
-  } else {
-    _mm512_mask_storeu_epi64(p, m, _mm512_add_epi64(_mm512_maskz_loadu_epi64(m, p), v));
-  }
-}
 
 template <typename F, bool Load>
 EPIC_KAVX512 void wide(uint8_t* acc, uint8_t* flags, const uint8_t* wire, size_t n) {
