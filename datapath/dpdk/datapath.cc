@@ -27,6 +27,22 @@ namespace {
 
 constexpr uint32_t kL2Overhead = 14 + 4;  // Ethernet header and one VLAN tag (no FCS)
 
+// af_packet rings: each frame slot holds a TPACKET2 header (32 bytes, aligned) and the frame.
+// The PMD's defaults (framesz 2048) carry frames up to 2016 bytes; a larger port MTU needs
+// bigger slots. The PMD addresses slot i at i * framesz, so a block must hold whole slots:
+// slots are a multiple of 256 bytes and a block is 16 of them (a multiple of the page);
+// framecnt must then be a multiple of 16.
+constexpr uint32_t kTpacketHeader = 32;
+constexpr uint32_t kAfPacketSlotsPerBlock = 16;
+bool is_af_packet(const std::string& device) { return device.rfind("net_af_packet", 0) == 0; }
+uint32_t af_packet_frame_size(uint16_t mtu) {
+  return (uint32_t{mtu} + kL2Overhead + kTpacketHeader + 255u) & ~255u;
+}
+bool needs_big_af_packet_frames(const PortOptions& p) {
+  return is_af_packet(p.device) && af_packet_frame_size(p.mtu) > 2048 &&
+         p.device.find("framesz=") == std::string::npos;
+}
+
 int launch(void* arg) { return static_cast<Worker*>(arg)->run(); }
 
 std::string errno_text(int rc) { return rte_strerror(rc < 0 ? -rc : rc); }
@@ -86,7 +102,12 @@ std::string Datapath::open_ports() {
                                        static_cast<uint16_t>(workers), &conf);
         rc != 0)
       return "port " + po.name + ": configure: " + errno_text(rc);
-    if (int rc = rte_eth_dev_set_mtu(id, po.mtu); rc != 0 && rc != -ENOTSUP)
+    // DPDK 22.11's af_packet reports a fixed 1518-byte max_rx_pktlen whatever its ring slots
+    // hold, so it refuses any MTU above 1500; its real limit is the slot size set above (and
+    // the kernel interface's own MTU, which is the operator's): skip the check there.
+    const bool af_packet_jumbo = is_af_packet(po.device) && po.mtu > 1500;
+    if (int rc = rte_eth_dev_set_mtu(id, po.mtu);
+        rc != 0 && rc != -ENOTSUP && !(af_packet_jumbo && rc == -EINVAL))
       return "port " + po.name + ": MTU " + std::to_string(po.mtu) + ": " + errno_text(rc);
     uint16_t nrx = po.rx_descriptors, ntx = po.tx_descriptors;
     rte_eth_dev_adjust_nb_rx_tx_desc(id, &nrx, &ntx);
@@ -191,8 +212,14 @@ std::vector<std::string> Datapath::eal_devices(const DatapathConfig& c) {
     if (is_ring_device(p.device)) continue;  // created after EAL init, see open_ports()
     std::string d = p.device;
     // af_packet: one queue pair per worker (the kernel's fan-out spreads flows over them).
-    if (d.rfind("net_af_packet", 0) == 0 && d.find("qpairs=") == std::string::npos && c.workers > 1)
+    if (is_af_packet(d) && d.find("qpairs=") == std::string::npos && c.workers > 1)
       d += ",qpairs=" + std::to_string(c.workers);
+    // af_packet: ring slots for the port's MTU (framesz), one per block (blocksz, page multiple).
+    if (needs_big_af_packet_frames(p)) {
+      const uint32_t frame = af_packet_frame_size(p.mtu);
+      d += ",framesz=" + std::to_string(frame) +
+           ",blocksz=" + std::to_string(frame * kAfPacketSlotsPerBlock);
+    }
     out.push_back(d);
   }
   return out;
@@ -216,7 +243,13 @@ std::string Datapath::start(const DatapathConfig& config) {
 
   uint16_t max_mtu = 0;
   for (const auto& p : config_.ports) max_mtu = std::max(max_mtu, p.mtu);
-  const uint32_t room = RTE_PKTMBUF_HEADROOM + std::max<uint32_t>(2048, max_mtu + kL2Overhead);
+  // The af_packet PMD refuses an RX queue whose ring slot (less its header) exceeds the mbuf.
+  uint32_t data_room = std::max<uint32_t>(2048, max_mtu + kL2Overhead);
+  for (const auto& p : config_.ports) {
+    if (needs_big_af_packet_frames(p))
+      data_room = std::max(data_room, af_packet_frame_size(p.mtu) - kTpacketHeader);
+  }
+  const uint32_t room = RTE_PKTMBUF_HEADROOM + data_room;
   // Enough for every RX ring to be full, frames in flight to TX and held by fault stages.
   const unsigned nmbufs =
       static_cast<unsigned>(config_.ports.size()) * config_.workers * 2048u + 8191u;

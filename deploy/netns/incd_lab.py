@@ -75,8 +75,11 @@ def wait_procs(procs, timeout):
 
 
 class Lab:
-    def __init__(self, build_dir, name="lab"):
+    def __init__(self, build_dir, name="lab", mtu=1500):
+        """`mtu`: of every veth and incd port (above 1500: jumbo frames, e.g. 4200 carries
+        RoCE path MTU 4096; incd sizes its af_packet ring slots for it)."""
         self.build = os.path.abspath(build_dir)
+        self.mtu = mtu
         self.incd = os.path.join(self.build, "daemon", "incd")
         self.inc_rank = os.path.join(self.build, "tools", "inc-rank", "inc-rank")
         for b in (self.incd, self.inc_rank):
@@ -99,6 +102,8 @@ class Lab:
         a, b = f"v{self.sfx}a{self._veth}", f"v{self.sfx}b{self._veth}"
         sh("ip", "link", "add", a, "netns", ns_a, "type", "veth", "peer", "name", b, "netns", ns_b)
         for ns, dev in ((ns_a, a), (ns_b, b)):
+            if self.mtu != 1500:
+                sh("ip", "-n", ns, "link", "set", dev, "mtu", str(self.mtu))
             sh("ip", "-n", ns, "link", "set", dev, "up")
             # veth TX leaves partial checksums that AF_PACKET forwarding breaks (docs/incd.md, offloads on veth)
             sh("ip", "netns", "exec", ns, "ethtool", "-K", dev, "tx", "off", "tso", "off", "gso",
@@ -136,8 +141,11 @@ class Lab:
             "workers": workers,
             "burst": 32,
             "idle_sleep_us": 50,
-            "ports": [{"name": p, "device": f"net_af_packet{i},iface={ifn},framecnt=4096",
-                       "mtu": 1500} for i, (p, ifn) in enumerate(s.ports)],
+            # Ring slots of a jumbo MTU take a block each: fewer of them, about the same memory.
+            "ports": [{"name": p, "mtu": self.mtu,
+                       "device": f"net_af_packet{i},iface={ifn},"
+                                 f"framecnt={4096 if self.mtu <= 1500 else 2048}"}
+                      for i, (p, ifn) in enumerate(s.ports)],
             "switch": {"inc_addresses": [{"ipv4": s.ip, "mac": s.mac}],
                        "l2_aging_s": 300, "l2_table_size": 4096, "bad_icrc": "pass"},
             "faults": list(faults),
