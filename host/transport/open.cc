@@ -27,7 +27,8 @@ soft::io::Result<std::unique_ptr<Transport>> open_soft(const TransportOptions& o
   c.qp.max_outstanding = o.window;
   c.qp.retransmit_timeout_ns = uint64_t{o.retransmit_timeout_us} * 1000;
   c.qp.retry_count = o.retry_count;
-  c.qp.rnr_retry = 7;  // infinite: the switch answers RNR NAK while other ranks are slow
+  c.qp.rnr_retry = 7;            // infinite: the switch answers RNR NAK while other ranks are slow
+  c.qp.probe_on_timeout = true;  // the switch holds our uploads while others are slow
   c.qp.max_send_wr = o.max_send_wr;
   c.qp.max_recv_wr = o.max_recv_wr;
   c.qp.path.remote_ipv4 = o.switch_ip;

@@ -116,6 +116,7 @@ class Network {
         q.max_outstanding = cfg_.rank_window != 0 ? cfg_.rank_window : cfg_.window;
         q.retransmit_timeout_ns = cfg_.rank_timeout_ns;
         q.retry_count = 7;
+        q.probe_on_timeout = true;  // as libinc's soft transport
         q.pkey = cfg_.rank_pkey;
         q.path.local_mac = cl.remote.mac;
         q.path.remote_mac = S.self.mac;

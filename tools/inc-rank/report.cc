@@ -47,6 +47,11 @@ std::string summary_line(uint16_t rank, const Summary& s, bool json) {
     j["timeouts"] = s.qp.timeouts;
     j["rnr_naks"] = s.qp.rx_rnr_nak;
     j["naks_seq"] = s.qp.rx_nak_seq;
+    j["resent_timeout"] = s.qp.tx_resent_timeout;
+    j["resent_nak_seq"] = s.qp.tx_resent_nak_seq;
+    j["resent_rnr_probe"] = s.qp.tx_resent_rnr_probe;
+    j["resent_rnr_window"] = s.qp.tx_resent_rnr_window;
+    j["resent_after_probe"] = s.qp.tx_resent_after_probe;
     j["exit"] = s.exit_code;
     if (!s.error.empty()) j["error"] = s.error;
     return j.dump();

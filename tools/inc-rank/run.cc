@@ -50,7 +50,8 @@ soft::QpConfig qp_config(const Options& o) {
   c.max_outstanding = o.window;
   c.retransmit_timeout_ns = uint64_t{o.retransmit_timeout_us} * 1000;
   c.retry_count = o.retry_count;
-  c.rnr_retry = 7;  // infinite: the switch answers RNR NAK while other ranks are slow
+  c.rnr_retry = 7;            // infinite: the switch answers RNR NAK while other ranks are slow
+  c.probe_on_timeout = true;  // the switch holds our uploads while others are slow
   // AllGather posts a receive per other rank, ReduceScatter a send per rank, and a rank may
   // start the next collective before its uploads are acknowledged.
   c.max_recv_wr = std::max<uint32_t>(1024, 2 * (uint32_t{o.ranks} + 1));

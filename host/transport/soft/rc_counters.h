@@ -12,6 +12,12 @@ struct QpCounters {
   uint64_t tx_packets = 0;      // all frames produced
   uint64_t tx_requests = 0;     // request packets sent the first time
   uint64_t tx_retransmits = 0;  // request packets sent again (timeout, NAK, RNR)
+  // ... by what made them go again (they add up to tx_retransmits):
+  uint64_t tx_resent_timeout = 0;      // the local ACK timeout's resend
+  uint64_t tx_resent_nak_seq = 0;      // go-back-N after a NAK-sequence-error
+  uint64_t tx_resent_rnr_probe = 0;    // the NAKed packet alone after an RNR wait
+  uint64_t tx_resent_rnr_window = 0;   // the whole window after an RNR wait
+  uint64_t tx_resent_after_probe = 0;  // what followed a probe the responder took alone
   uint64_t tx_acks = 0;
   uint64_t tx_nak_seq = 0;    // NAK PSN sequence error
   uint64_t tx_nak_other = 0;  // NAK invalid request / remote access / remote op

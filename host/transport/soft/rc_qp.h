@@ -84,7 +84,8 @@ class RcQp {
 
   // requester
   void fill_window(uint64_t now_ns);
-  void emit_request(SendWqe& wqe, uint32_t index, bool retransmit, uint64_t now_ns);
+  void emit_next(uint64_t now_ns, bool probe);
+  void emit_request(SendWqe& wqe, uint32_t index, bool retransmit, bool probe, uint64_t now_ns);
   void handle_ack(const wire::PacketView& pkt, uint64_t now_ns);
   void acknowledge_through(uint32_t psn, uint64_t now_ns);
   void rewind_to(uint32_t psn);
@@ -119,6 +120,16 @@ class RcQp {
   std::optional<uint64_t> retransmit_deadline_;
   std::optional<uint64_t> rnr_deadline_;  // transmission paused until then
   std::optional<uint32_t> rewound_psn_;   // go-back-N restart point of the last NAK obeyed
+  bool probe_next_ = false;  // the next resend (after an RNR wait or a timeout) is one packet
+  std::optional<uint32_t> probe_psn_;     // that packet, until the next ACK, NAK or timeout
+  std::optional<uint32_t> last_rnr_psn_;  // PSN of the last RNR NAK since a timeout or NAK
+  // Why the packets now going again go again (the tx_resent_* counters).
+  enum class Resend : uint8_t { kTimeout, kNakSeq, kRnrProbe, kRnrWindow, kAfterProbe };
+  Resend resend_cause_ = Resend::kTimeout;
+  void note_retransmission(Resend cause) { resend_cause_ = cause; }
+  void arm_retransmit_timer(uint64_t now_ns) {
+    retransmit_deadline_ = now_ns + config_.retransmit_timeout_ns;
+  }
 
   // responder state
   uint32_t epsn_ = 0;

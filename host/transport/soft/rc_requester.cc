@@ -36,30 +36,52 @@ uint8_t request_opcode(SendOp op, uint32_t index, uint32_t npackets) {
 
 }  // namespace
 
+void RcQp::emit_next(uint64_t now_ns, bool probe) {
+  SendWqe& wqe = send_queue_[next_wqe_];
+  const auto index = static_cast<uint32_t>(vocab::psn_diff(next_psn_, wqe.first_psn));
+  const bool retransmit = vocab::psn_lt(next_psn_, max_sent_psn_);
+  emit_request(wqe, index, retransmit, probe, now_ns);
+  next_psn_ = vocab::psn_add(next_psn_, 1);
+  if (vocab::psn_gt(next_psn_, max_sent_psn_)) max_sent_psn_ = next_psn_;
+  if (index + 1 == wqe.npackets) ++next_wqe_;
+  if (!retransmit_deadline_) arm_retransmit_timer(now_ns);
+}
+
 void RcQp::fill_window(uint64_t now_ns) {
   if (state_ != QpState::kRts || rnr_deadline_) return;
+  // After an RNR wait or a local ACK timeout only the oldest unacknowledged packet goes again
+  // (a probe): the responder said it is busy, or is slow to answer, and the packets after it
+  // stay in flight. An EPIC Mode-II switch holds a rank's uploads until the slowest rank has
+  // contributed, and parks a rank that resends meanwhile with an RNR NAK; resending the whole
+  // window (go-back-N) after every RNR round or timeout sent each packet many times over on a
+  // lossless network (docs/soft-rc-endpoint.md, "Retransmission"). A responder that did drop
+  // the packets after the probe NAKs the next one, or acknowledges the probe alone, and we go
+  // back then (handle_ack).
+  if (probe_next_) {
+    probe_next_ = false;
+    if (next_wqe_ < send_queue_.size() && vocab::psn_lt(next_psn_, max_sent_psn_)) {
+      probe_psn_ = next_psn_;
+      emit_next(now_ns, true);
+      rewind_to(max_sent_psn_);
+    }
+  }
   while (next_wqe_ < send_queue_.size() &&
          static_cast<uint32_t>(vocab::psn_diff(next_psn_, unacked_psn_)) <
              config_.max_outstanding) {
-    SendWqe& wqe = send_queue_[next_wqe_];
-    const auto index = static_cast<uint32_t>(vocab::psn_diff(next_psn_, wqe.first_psn));
-    const bool retransmit = vocab::psn_lt(next_psn_, max_sent_psn_);
-    emit_request(wqe, index, retransmit, now_ns);
-    next_psn_ = vocab::psn_add(next_psn_, 1);
-    if (vocab::psn_gt(next_psn_, max_sent_psn_)) max_sent_psn_ = next_psn_;
-    if (index + 1 == wqe.npackets) ++next_wqe_;
-    if (!retransmit_deadline_) retransmit_deadline_ = now_ns + config_.retransmit_timeout_ns;
+    emit_next(now_ns, false);
   }
 }
 
-void RcQp::emit_request(SendWqe& wqe, uint32_t index, bool retransmit, uint64_t /*now_ns*/) {
+void RcQp::emit_request(SendWqe& wqe, uint32_t index, bool retransmit, bool probe,
+                        uint64_t /*now_ns*/) {
   const SendWr& wr = wqe.wr;
   const uint8_t opcode = request_opcode(wr.op, index, wqe.npackets);
   const w::OpcodeInfo& op = w::opcode_info(opcode);
   w::RocePacket p = header(opcode, vocab::psn_add(wqe.first_psn, index));
   const bool last = index + 1 == wqe.npackets;
   ++packets_since_ack_req_;
-  p.ack_req = last || packets_since_ack_req_ >= config_.ack_req_every;
+  // A probe asks for an ACK: a responder that coalesces ACKs must still answer it.
+  p.ack_req = last || probe || packets_since_ack_req_ >= config_.ack_req_every;
   if (p.ack_req) packets_since_ack_req_ = 0;
   if (op.has(w::kExtReth)) p.reth = {wr.remote_va, wr.rkey, wr.length};
   if (op.has(w::kExtImmDt)) p.immdt = wr.imm_data;
@@ -70,6 +92,23 @@ void RcQp::emit_request(SendWqe& wqe, uint32_t index, bool retransmit, uint64_t 
   push_frame(std::move(p));
   if (retransmit) {
     ++counters_.tx_retransmits;
+    switch (resend_cause_) {
+      case Resend::kTimeout:
+        ++counters_.tx_resent_timeout;
+        break;
+      case Resend::kNakSeq:
+        ++counters_.tx_resent_nak_seq;
+        break;
+      case Resend::kRnrProbe:
+        ++counters_.tx_resent_rnr_probe;
+        break;
+      case Resend::kRnrWindow:
+        ++counters_.tx_resent_rnr_window;
+        break;
+      case Resend::kAfterProbe:
+        ++counters_.tx_resent_after_probe;
+        break;
+    }
   } else {
     ++counters_.tx_requests;
   }
@@ -89,7 +128,17 @@ void RcQp::handle_ack(const w::PacketView& pkt, uint64_t now_ns) {
         return;
       }
       ++counters_.rx_ack;
+      // An RNR NAK after this ACK starts a new round (a Mode-II switch names the oldest upload
+      // it holds, which this ACK moved on): it is not the responder refusing the next packet.
+      if (vocab::psn_ge(psn, unacked_psn_)) last_rnr_psn_.reset();
       acknowledge_through(psn, now_ns);
+      // The ACK of the probe alone, with packets after it in flight: the responder may have
+      // dropped them (a per-hop reliable Mode-III switch does): go back and send them again.
+      if (probe_psn_ && psn == *probe_psn_ && vocab::psn_lt(unacked_psn_, max_sent_psn_)) {
+        rewind_to(unacked_psn_);
+        note_retransmission(Resend::kAfterProbe);
+      }
+      probe_psn_.reset();
       fill_window(now_ns);
       return;
 
@@ -109,9 +158,13 @@ void RcQp::handle_ack(const w::PacketView& pkt, uint64_t now_ns) {
         }
         --retries_left_;
         rewind_to(psn);
+        note_retransmission(Resend::kNakSeq);
+        probe_next_ = false;
+        probe_psn_.reset();
+        last_rnr_psn_.reset();
         rewound_psn_ = psn;
         // Waiting out an RNR NAK, nothing is sent: the resend after it arms the timer.
-        if (!rnr_deadline_) retransmit_deadline_ = now_ns + config_.retransmit_timeout_ns;
+        if (!rnr_deadline_) arm_retransmit_timer(now_ns);
         fill_window(now_ns);
         return;
       }
@@ -144,6 +197,13 @@ void RcQp::handle_ack(const w::PacketView& pkt, uint64_t now_ns) {
         --rnr_retries_left_;
       }
       rewind_to(psn);
+      // ... unless a NAK-sequence-error said packets were lost: then the whole window goes
+      // again after the wait (a Broadcast root, parked while receivers recover a gap).
+      // Also when this RNR NAK names another packet than the last one did: the responder took
+      // the probe and refused the next, so it drops what follows (a full Mode-III Pipe).
+      probe_next_ = !rewound_psn_.has_value() && (!last_rnr_psn_ || *last_rnr_psn_ == psn);
+      last_rnr_psn_ = psn;
+      note_retransmission(probe_next_ ? Resend::kRnrProbe : Resend::kRnrWindow);
       // Wait the timer the responder asked for, and at least our configured minimum.
       rnr_deadline_ =
           now_ns + std::max(config_.rnr_delay_ns, vocab::aeth::kRnrTimerNs[a.syndrome & 0x1F]);
@@ -180,7 +240,7 @@ void RcQp::acknowledge_through(uint32_t psn, uint64_t now_ns) {
   if (unacked_psn_ == max_sent_psn_) {
     retransmit_deadline_.reset();
   } else {
-    retransmit_deadline_ = now_ns + config_.retransmit_timeout_ns;
+    arm_retransmit_timer(now_ns);
   }
 }
 
@@ -216,8 +276,12 @@ void RcQp::on_timer(uint64_t now_ns) {
     }
     --retries_left_;
     rewind_to(unacked_psn_);
+    note_retransmission(Resend::kTimeout);
+    probe_psn_.reset();
+    last_rnr_psn_.reset();
     rewound_psn_.reset();
-    retransmit_deadline_ = now_ns + config_.retransmit_timeout_ns;
+    arm_retransmit_timer(now_ns);
+    probe_next_ = config_.probe_on_timeout;
     fill_window(now_ns);
   }
 }

@@ -38,6 +38,11 @@ struct QpConfig {
   uint32_t max_outstanding = 128;       // EPIC's MW: request packets in flight, unacknowledged
   uint32_t ack_req_every = 64;          // AckReq on every LAST/ONLY and every Nth packet (rxe: 64)
   uint64_t retransmit_timeout_ns = 20'000'000;  // local ACK timeout
+  // After a local ACK timeout resend the oldest unacknowledged packet alone (a probe, with
+  // AckReq) and go back only if the answer shows that the responder dropped what followed,
+  // instead of the whole window (go-back-N, a NIC's way). For EPIC switch peers, which hold
+  // a rank's uploads until the slowest rank has contributed (docs/soft-rc-endpoint.md).
+  bool probe_on_timeout = false;
   uint8_t retry_count = 7;      // retransmissions after a timeout or NAK-sequence-error
   uint8_t rnr_retry = 7;        // 7 = retry forever, as in IBA
   uint64_t rnr_delay_ns = 0;    // minimum wait after an RNR NAK (the NAK's timer code applies too)

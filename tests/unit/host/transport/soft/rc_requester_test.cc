@@ -19,8 +19,9 @@ struct Req {
   QpConfig cfg = config(kQpA, kQpB, kStart, 0x100, kMtu);
   std::vector<uint8_t> data = std::vector<uint8_t>(8192, 0x5A);
   std::unique_ptr<RcQp> qp;
-  explicit Req(uint32_t window = 128) {
+  explicit Req(uint32_t window = 128, bool probe = false) {
     cfg.max_outstanding = window;
+    cfg.probe_on_timeout = probe;
     cfg.retransmit_timeout_ns = 1000;
     cfg.retry_count = 2;
     cfg.rnr_delay_ns = 500;
@@ -225,6 +226,88 @@ TEST(RcRequester, RejectsBadConfiguration) {
   c.pmtu = 1024;
   c.max_outstanding = 0;
   EXPECT_THROW(RcQp{c}, std::invalid_argument);
+}
+
+// After an RNR wait only the NAKed packet goes again (a Mode-II switch parks a rank that waits
+// for slower ranks; the packets after it are in the switch): no window of duplicates. A
+// responder that did drop them answers with a NAK-sequence-error, and the requester goes back.
+TEST(RcRequester, AfterAnRnrWaitOnlyTheNakedPacketIsResent) {
+  Req r;
+  r.send(1, 4 * kMtu);  // PSNs fffffe, ffffff, 0, 1
+  EXPECT_EQ(drain(*r.qp, {}).size(), 4u);
+  feed(*r.qp, ack(0xFFFFFE, vocab::aeth::kRnrNak | 1), 100);  // 10 us
+  r.qp->on_timer(10'100);
+  const std::vector<Out> probe = {{op::kSendFirst, 0xFFFFFE}};
+  EXPECT_EQ(drain(*r.qp, probe, 10'100), probe);
+  feed(*r.qp, ack(0x000001, kAck), 10'200);  // everything was in the switch
+  EXPECT_EQ(r.qp->poll_cq()->status, WcStatus::kSuccess);
+  EXPECT_EQ(r.qp->counters().tx_retransmits, 1u);
+  EXPECT_FALSE(r.qp->next_deadline().has_value());
+}
+
+TEST(RcRequester, AfterAnRnrProbeANakSequenceErrorStillRecoversWhatTheResponderDropped) {
+  Req r;
+  r.send(1, 4 * kMtu);
+  drain(*r.qp, {});
+  feed(*r.qp, ack(0xFFFFFE, vocab::aeth::kRnrNak | 1), 100);
+  r.qp->on_timer(10'100);
+  EXPECT_EQ(drain(*r.qp, {}, 10'100).size(), 1u);
+  // A plain RC responder dropped ffffff.. after its RNR NAK: it acknowledges the probe and
+  // asks for ffffff.
+  feed(*r.qp, ack(0xFFFFFF, vocab::aeth::kNakPsnSequenceError), 10'200);
+  const std::vector<Out> want = {
+      {op::kSendMiddle, 0xFFFFFF}, {op::kSendMiddle, 0x000000}, {op::kSendLast, 0x000001}};
+  EXPECT_EQ(drain(*r.qp, want, 10'200), want);
+}
+
+// probe_on_timeout (libinc's soft transport to an EPIC switch): a timeout resends the oldest
+// unacknowledged packet alone, asking for an ACK; the switch held the rest, so a cumulative ACK
+// completes everything and nothing else goes again.
+TEST(RcRequester, ProbeOnTimeoutResendsTheOldestPacketAloneWithAckReq) {
+  Req r(128, true);
+  r.send(1, 4 * kMtu);  // PSNs fffffe (FIRST), ffffff, 0, 1 (LAST)
+  EXPECT_EQ(drain(*r.qp, {}).size(), 4u);
+  r.qp->on_timer(1000);
+  const std::vector<Out> probe = {{op::kSendFirst, 0xFFFFFE, -1, -1, 1}};  // AckReq set
+  EXPECT_EQ(drain(*r.qp, probe, 1000), probe);
+  EXPECT_EQ(r.qp->counters().tx_resent_timeout, 1u);
+  feed(*r.qp, ack(0x000001, kAck), 1500);
+  EXPECT_EQ(r.qp->poll_cq()->status, WcStatus::kSuccess);
+  EXPECT_EQ(r.qp->counters().tx_retransmits, 1u);
+  EXPECT_FALSE(r.qp->next_deadline().has_value());
+}
+
+// ... and a plain responder that dropped what followed (its NAK lost) acknowledges the probe
+// alone: then the rest goes again, counted as resent after a probe.
+TEST(RcRequester, ProbeOnTimeoutGoesBackWhenTheResponderAcknowledgesTheProbeAlone) {
+  Req r(128, true);
+  r.send(1, 4 * kMtu);
+  drain(*r.qp, {});
+  r.qp->on_timer(1000);
+  EXPECT_EQ(drain(*r.qp, {}, 1000).size(), 1u);
+  feed(*r.qp, ack(0xFFFFFE, kAck), 1200);
+  const std::vector<Out> rest = {
+      {op::kSendMiddle, 0xFFFFFF}, {op::kSendMiddle, 0x000000}, {op::kSendLast, 0x000001}};
+  EXPECT_EQ(drain(*r.qp, rest, 1200), rest);
+  EXPECT_EQ(r.qp->counters().tx_resent_after_probe, 3u);
+  feed(*r.qp, ack(0x000001, kAck), 1400);
+  EXPECT_EQ(r.qp->poll_cq()->status, WcStatus::kSuccess);
+}
+
+// Without it (a NIC's way) the whole window goes again, and the causes add up.
+TEST(RcRequester, ResendCausesAddUpToTheRetransmissions) {
+  Req r;
+  r.send(1, 4 * kMtu);
+  drain(*r.qp, {});
+  r.qp->on_timer(1000);
+  EXPECT_EQ(drain(*r.qp, {}, 1000).size(), 4u);
+  feed(*r.qp, ack(0xFFFFFF, vocab::aeth::kNakPsnSequenceError), 1100);
+  EXPECT_EQ(drain(*r.qp, {}, 1100).size(), 3u);
+  const QpCounters& c = r.qp->counters();
+  EXPECT_EQ(c.tx_resent_timeout, 4u);
+  EXPECT_EQ(c.tx_resent_nak_seq, 3u);
+  EXPECT_EQ(c.tx_retransmits, c.tx_resent_timeout + c.tx_resent_nak_seq + c.tx_resent_rnr_probe +
+                                  c.tx_resent_rnr_window + c.tx_resent_after_probe);
 }
 
 }  // namespace

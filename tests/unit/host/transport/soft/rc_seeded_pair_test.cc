@@ -74,6 +74,7 @@ Outcome run_seed(uint32_t seed) {
     c.retry_count = 7;
     c.rnr_delay_ns = 50'000;
     c.ack_req_every = 1 + static_cast<uint32_t>(rng() % 16);
+    c.probe_on_timeout = seed % 2 == 1;  // half the seeds resend one packet after a timeout
     s[i].qp = std::make_unique<RcQp>(c);
   }
   // Messages; WRITE targets are disjoint slices of the peer's region.
