@@ -12,6 +12,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <chrono>
 #include <cstdio>
 #include <map>
 
@@ -246,10 +247,25 @@ int main(int argc, char** argv) {
   log->info("incd running with {} worker(s); SIGINT or SIGTERM stops it", dp.workers());
   io.run();
   log->info("signal {}: stopping", exit_signal);
+  // Each phase is timed, so a slow shutdown names its cause (docs/incd.md, "Stopping").
+  using StopClock = std::chrono::steady_clock;
+  const auto t0 = StopClock::now();
+  auto since = [](StopClock::time_point t) {
+    return std::chrono::duration<double>(StopClock::now() - t).count();
+  };
+  // No scrape reads the datapath or the agent from here on (one in progress is waited for).
+  collector->close();
   collector->set_agent(nullptr);
+  auto t = StopClock::now();
   metrics.reset();
+  const double metrics_s = since(t);
+  t = StopClock::now();
   if (agent) agent->agent.stop();
-  dp.stop();
-  log->info("stopped: ports closed");
+  const double agent_s = since(t);
+  const dpdk::Datapath::StopTimes dt = dp.stop();
+  log->info(
+      "stopped: ports closed in {:.2f} s (metrics endpoint {:.2f} s, agent {:.2f} s, "
+      "workers {:.2f} s, ports stopped {:.2f} s, ports closed {:.2f} s)",
+      since(t0), metrics_s, agent_s, dt.workers_s, dt.ports_stop_s, dt.ports_close_s);
   return 0;
 }

@@ -1,9 +1,14 @@
 #include "daemon/metrics.h"
 
+#include <netdb.h>
 #include <prometheus/exposer.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <map>
 #include <stdexcept>
+#include <thread>
 
 #include "daemon/group_status.h"
 
@@ -134,7 +139,14 @@ void DatapathCollector::set_groups(std::vector<engine::GroupConfig> groups) {
   groups_ = std::move(groups);
 }
 
+void DatapathCollector::close() {
+  std::lock_guard<std::mutex> lock(scrape_mu_);
+  closed_ = true;
+}
+
 std::vector<p::MetricFamily> DatapathCollector::Collect() const {
+  std::lock_guard<std::mutex> scrape(scrape_mu_);
+  if (closed_) return {};
   Families f;
   std::vector<engine::GroupConfig> groups;
   {
@@ -264,7 +276,7 @@ std::vector<p::MetricFamily> DatapathCollector::Collect() const {
 
 MetricsServer::MetricsServer(const std::string& listen,
                              std::shared_ptr<DatapathCollector> collector)
-    : collector_(std::move(collector)) {
+    : listen_(listen), collector_(std::move(collector)) {
   try {
     exposer_ = std::make_unique<p::Exposer>(listen, 1);
   } catch (const std::exception& e) {
@@ -273,6 +285,48 @@ MetricsServer::MetricsServer(const std::string& listen,
   exposer_->RegisterCollectable(collector_);
 }
 
-MetricsServer::~MetricsServer() = default;
+namespace {
+
+// One TCP connection attempt to `listen` ("host:port"; a wildcard host means this host),
+// closed at once. Errors do not matter: it only wakes a poll.
+void poke(const std::string& listen) {
+  const size_t colon = listen.rfind(':');
+  if (colon == std::string::npos) return;
+  std::string host = listen.substr(0, colon);
+  const std::string port = listen.substr(colon + 1);
+  if (host.size() >= 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
+  if (host.empty() || host == "0.0.0.0") host = "127.0.0.1";
+  if (host == "::") host = "::1";
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
+  addrinfo* res = nullptr;
+  if (getaddrinfo(host.c_str(), port.c_str(), &hints, &res) != 0) return;
+  const int fd = socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd >= 0) {
+    (void)connect(fd, res->ai_addr, res->ai_addrlen);
+    close(fd);
+  }
+  freeaddrinfo(res);
+}
+
+}  // namespace
+
+void MetricsServer::stop() {
+  if (!exposer_) return;
+  std::atomic<bool> done{false};
+  std::thread stopper([this, &done] {
+    exposer_.reset();
+    done.store(true);
+  });
+  // Bounded: 200 pokes, 10 ms apart; the server's own 2 s poll ends the wait in any case.
+  for (int i = 0; i < 200 && !done.load(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (!done.load()) poke(listen_);
+  }
+  stopper.join();
+}
+
+MetricsServer::~MetricsServer() { stop(); }
 
 }  // namespace epic::incd

@@ -40,6 +40,9 @@ class DatapathCollector : public prometheus::Collectable {
   // The agent's counters (incd_agent_*); nullptr (the default) leaves them out. They must
   // outlive the scrapes: clear before the agent goes.
   void set_agent(const agent::AgentCounters* counters) { agent_.store(counters); }
+  // Ends scraping: waits for a scrape in progress, and every later one renders nothing. After
+  // it the datapath may stop while the exposer itself shuts down (on another thread).
+  void close();
 
  private:
   const dpdk::Datapath& dp_;
@@ -47,15 +50,22 @@ class DatapathCollector : public prometheus::Collectable {
   mutable std::mutex mu_;  // guards groups_ (control path only, never the packet path)
   std::vector<engine::GroupConfig> groups_;
   std::atomic<const agent::AgentCounters*> agent_{nullptr};
+  mutable std::mutex scrape_mu_;  // held by a scrape and by close()
+  bool closed_ = false;           // guarded by scrape_mu_
 };
 
 class MetricsServer {
  public:
   // Listens on `listen` ("127.0.0.1:9464"); throws std::runtime_error with the reason.
   MetricsServer(const std::string& listen, std::shared_ptr<DatapathCollector> collector);
-  ~MetricsServer();
+  ~MetricsServer();  // stop()
+  // Stops the HTTP server within milliseconds: its listener (civetweb) looks at its stop flag
+  // only between 2-second polls, so a thread stops it while this one wakes the poll with
+  // connections to the listening address until it is done.
+  void stop();
 
  private:
+  std::string listen_;
   std::unique_ptr<prometheus::Exposer> exposer_;
   std::shared_ptr<DatapathCollector> collector_;
 };

@@ -71,7 +71,14 @@ class Datapath {
 
   // "" on success, else a message naming what failed (EAL, port X, lcores, group Y).
   std::string start(const DatapathConfig& config);
-  void stop();
+  // Stops the workers, then stops and closes every port; returns how long each part took, so
+  // that incd can say what a slow stop waited for.
+  struct StopTimes {
+    double workers_s = 0;      // until every worker lcore left its loop
+    double ports_stop_s = 0;   // rte_eth_dev_stop of every port
+    double ports_close_s = 0;  // rte_eth_dev_close of every port (af_packet: the sockets)
+  };
+  StopTimes stop();
   // The devices EAL probes for `c` (ring ports excluded; af_packet gets qpairs = workers).
   static std::vector<std::string> eal_devices(const DatapathConfig& c);
   bool running() const { return running_; }

@@ -39,6 +39,8 @@
 # runs with udp_source_ports 49152-65535).
 # The ranks must still verify every result, and incd must count every forgery exactly once
 # under its reason and on its port (metrics.p<k>.txt), else the phase FAILs.
+# In every lossless phase the rdma_rxe ranks' duplicate contributions (Mode-II) or packets a
+# hop acknowledged again (Mode-III) must be at most 1 % of the contributions, else it FAILs.
 #
 # Artefacts in OUTDIR (default: a new /tmp/epic-incd-rxe.XXXXXX, kept): roce.g<g>n0.pcap
 # (per tap), incd.p<k>.json / incd.p<k>.log / metrics.p<k>.txt (.err: failed scrape tries),
@@ -432,6 +434,23 @@ for phase in $PHASES; do
     fail_reasons+=("phase $k (Mode-$mode, loss $loss%):${detail:- incd: ${host:-no host result}}")
   fi
   [ $forge_ok = 1 ] || fail_reasons+=("phase $k (Mode-$mode, loss $loss%): the forgeries were not counted as expected: ${forge_line#forge: }")
+  # The lossless counter identity (as integration.incd_lossless for the soft transport): the
+  # rdma_rxe ranks' retransmissions reach the switch as duplicate contributions (Mode-II) or
+  # as packets a hop acknowledges again (Mode-III); on a lossless network at most 1 % of the
+  # contributions.
+  if awk -v l="$loss" 'BEGIN { exit !(l == 0) }'; then
+    d() { metric incd_engine_frames_total "$m" "disposition=\"$1\""; }
+    if [ "$mode" = 3 ]; then
+      took=$(d hop_taken); dups=$(d hop_ack_again)
+    else
+      took=$(d upward_accepted)
+      dups=$(( $(d upward_duplicate) + $(d upward_done) + $(d upward_stale) + $(d upward_slot_busy) ))
+    fi
+    echo "  lossless identity: duplicate contributions $dups of $took"
+    if [ "${took:-0}" -eq 0 ] || [ $(( dups * 100 )) -gt "$took" ]; then
+      fail_reasons+=("phase $k (Mode-$mode, lossless): duplicate contributions $dups > 1 % of $took")
+    fi
+  fi
 done
 [ "$lab_rc" = 0 ] || fail_reasons+=("the lab run failed (rxe_lab.sh rc=$lab_rc)")
 for g in $(seq 1 "$RANKS"); do
