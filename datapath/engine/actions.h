@@ -18,11 +18,13 @@ class Actions {
  public:
   Actions(TxBatch& out, EngineCounters& counters) : counters(counters), out_(out) {}
 
-  // Sends the frame `f` describes on `port`.
-  void send(uint16_t port, const FrameSpec& f) {
+  // Sends the frame `f` describes on `port`; returns its bytes, valid until the next send.
+  const uint8_t* send(uint16_t port, const FrameSpec& f) {
     const size_t n = frame_size(f);
-    out_.commit(port, build_frame(out_.reserve(n), n, f));
+    uint8_t* frame = out_.reserve(n);
+    out_.commit(port, build_frame(frame, n, f));
     ++counters.tx_frames;
+    return frame;
   }
   // An ACK (or NAK: the AETH syndrome says which) on one edge of the group, from this switch's
   // endpoint of it (`link.local`) to the other end; `Link` is a ChildLink or a ParentLink;

@@ -1,10 +1,15 @@
 #include "datapath/engine/replicate_data.h"
 
+#include <optional>
+
 namespace epic::engine {
 
 void replicate_data(GroupState& g, const PacketRef& ref, const Payload& p, Fanout fanout,
                     int only_child, Actions& a) {
   const GroupConfig& cfg = *g.config;
+  // The copies differ only in their headers: the first copy's ICRC is computed, every other
+  // copy's adjusted from it (icrc_delta.h), so a copy costs a header pass, not a payload pass.
+  std::optional<wire::IcrcDelta> icrc_base;
   for (size_t c = 0; c < cfg.children.size(); ++c) {
     if (fanout == Fanout::kOne && static_cast<size_t>(only_child) != c) continue;
     if (!child_receives(g, c, ref)) continue;
@@ -20,7 +25,11 @@ void replicate_data(GroupState& g, const PacketRef& ref, const Payload& p, Fanou
     f.immdt = p.immdt;
     f.payload = p.data;
     f.payload_len = p.len;
-    a.send(link.port, f);
+    f.icrc_from = icrc_base ? &*icrc_base : nullptr;
+    const uint8_t* frame = a.send(link.port, f);
+    if (!icrc_base && fanout != Fanout::kOne && c + 1 < cfg.children.size()) {
+      icrc_base.emplace(icrc_base_of(frame, f));  // now: `frame` is valid until the next send
+    }
     if (fanout == Fanout::kFirst) {
       ++a.counters.results_replicated;
       ++g.stats.results_replicated;

@@ -4,7 +4,8 @@
 // up to the parent (a partial aggregate, or a one-source packet travelling
 // toward the root) at the PSN the caller gives. Mode-II and Mode-III both send
 // with it (mode3.cc: a Pipe's results and its retransmissions).
-// Hot path: no allocation; one frame build (ICRC pass) per copy.
+// Hot path: no allocation; one frame build per copy, one ICRC pass per call
+// (the other copies' ICRCs adjusted for their headers, wire/icrc_delta.h).
 #pragma once
 
 #include <cstdint>

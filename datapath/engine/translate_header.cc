@@ -14,9 +14,11 @@ namespace epic::engine {
 namespace w = epic::wire;
 
 namespace {
+constexpr w::IpVersion kIp = w::IpVersion::kV4;  // the frames built here: Ethernet / IPv4
+constexpr uint16_t kL3 = w::eth::kHeaderLen;
 constexpr size_t kHeaders =
     w::eth::kHeaderLen + w::ipv4::kHeaderLen + w::udp::kHeaderLen + w::bth::kHeaderLen;
-}
+}  // namespace
 
 size_t frame_size(const FrameSpec& s) {
   const size_t pad = (4 - s.payload_len % 4) % 4;
@@ -33,7 +35,7 @@ size_t build_frame(uint8_t* out, size_t cap, const FrameSpec& s) {
   std::memcpy(out + w::eth::kSrc, s.src->mac.data(), 6);
   w::store_be16(out + w::eth::kType, w::eth::kTypeIpv4);
 
-  uint8_t* ip = out + w::eth::kHeaderLen;
+  uint8_t* ip = out + kL3;
   constexpr uint8_t kTtl = 64;
   const auto ip_len = static_cast<uint16_t>(total - w::eth::kHeaderLen);
   ip[w::ipv4::kVerIhl] = 0x45;
@@ -77,8 +79,16 @@ size_t build_frame(uint8_t* out, size_t cap, const FrameSpec& s) {
   if (s.payload_len > 0) std::memcpy(payload, s.payload, s.payload_len);
   std::memset(payload + s.payload_len, 0, pad);
   const auto icrc_off = static_cast<uint16_t>(total - w::kIcrcLen);
-  w::store_icrc(out, w::IpVersion::kV4, w::eth::kHeaderLen, icrc_off);
+  if (s.icrc_from != nullptr && s.icrc_from->matches(kIp, kL3, icrc_off)) {
+    w::store_le32(out + icrc_off, s.icrc_from->icrc_of(out));
+  } else {
+    w::store_icrc(out, kIp, kL3, icrc_off);
+  }
   return total;
+}
+
+w::IcrcDelta icrc_base_of(const uint8_t* frame, const FrameSpec& s) {
+  return {frame, kIp, kL3, static_cast<uint16_t>(frame_size(s) - w::kIcrcLen)};
 }
 
 }  // namespace epic::engine

@@ -4,12 +4,14 @@
 // carries, the payload, pad, IPv4 checksum and ICRC. Every frame a Mode-II
 // switch sends (results down, partial aggregates up, reflected ACKs) is built
 // here, so everything a receiving NIC checks is rewritten in one place.
-// Hot path: no allocation; cost ≈ one ICRC pass over the frame.
+// Hot path: no allocation; cost ≈ one ICRC pass over the frame, or a pass over
+// the headers for a copy whose ICRC is adjusted from a base (icrc_from).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
+#include "datapath/wire/icrc_delta.h"
 #include "datapath/wire/roce_packet.h"
 #include "proto/context/group_context.h"
 #include "proto/vocab/pkey.h"
@@ -34,11 +36,18 @@ struct FrameSpec {
   uint32_t aeth_msn = 0;
   const uint8_t* payload = nullptr;
   uint16_t payload_len = 0;
+  // When set: this frame differs from that base frame only in header fields (the same opcode,
+  // immediate, AETH and payload; another child's address and PSN), and its ICRC is the base's
+  // adjusted for the header difference (icrc_delta.h) instead of a pass over the payload.
+  const wire::IcrcDelta* icrc_from = nullptr;
 };
 
 // Size of the frame build_frame() writes for `spec`.
 size_t frame_size(const FrameSpec& spec);
 // Writes the frame into out[0..cap); returns its length, or 0 if it does not fit.
 size_t build_frame(uint8_t* out, size_t cap, const FrameSpec& spec);
+// The ICRC base (FrameSpec::icrc_from) for copies of `frame`, which build_frame() wrote for a
+// spec of the same frame_size() as `spec`.
+wire::IcrcDelta icrc_base_of(const uint8_t* frame, const FrameSpec& spec);
 
 }  // namespace epic::engine

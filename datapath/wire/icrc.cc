@@ -12,13 +12,13 @@
 namespace epic::wire {
 namespace {
 
-constexpr size_t kLrh = 8;  // the 8 bytes of 0xFF standing in for the LRH
+constexpr size_t kLrh = kIcrcLrhLen;
 constexpr size_t kMaxPseudo = kLrh + ipv6::kHeaderLen + udp::kHeaderLen + bth::kHeaderLen;
 
 // OR-masks over [LRH(8) | IP | UDP | BTH]: all-ones where the ICRC treats a
 // field as variant. The LRH bytes are all ones, whatever the frame holds there.
-constexpr std::array<uint8_t, 96> make_mask(IpVersion ip) {
-  std::array<uint8_t, 96> m{};
+constexpr std::array<uint8_t, kIcrcMaskLen> make_mask(IpVersion ip) {
+  std::array<uint8_t, kIcrcMaskLen> m{};
   for (size_t i = 0; i < kLrh; ++i) m[i] = 0xFF;
   const size_t iph = kLrh;
   size_t udph = 0;
@@ -38,15 +38,19 @@ constexpr std::array<uint8_t, 96> make_mask(IpVersion ip) {
   return m;
 }
 
-alignas(16) constexpr std::array<uint8_t, 96> kMaskV4 = make_mask(IpVersion::kV4);
-alignas(16) constexpr std::array<uint8_t, 96> kMaskV6 = make_mask(IpVersion::kV6);
+alignas(16) constexpr std::array<uint8_t, kIcrcMaskLen> kMaskV4 = make_mask(IpVersion::kV4);
+alignas(16) constexpr std::array<uint8_t, kIcrcMaskLen> kMaskV6 = make_mask(IpVersion::kV6);
 
 }  // namespace
+
+const uint8_t* icrc_variant_mask(IpVersion ip) {
+  return ip == IpVersion::kV4 ? kMaskV4.data() : kMaskV6.data();
+}
 
 uint32_t compute_icrc(const uint8_t* frame, IpVersion ip, uint16_t l3_off, uint16_t icrc_off) {
   const size_t ip_len = ip == IpVersion::kV4 ? ipv4::kHeaderLen : ipv6::kHeaderLen;
   const size_t n = kLrh + ip_len + udp::kHeaderLen + bth::kHeaderLen;  // 68 or 88
-  const uint8_t* mask = ip == IpVersion::kV4 ? kMaskV4.data() : kMaskV6.data();
+  const uint8_t* mask = icrc_variant_mask(ip);
   // The pseudo-header starts 8 bytes before the IP header (inside the Ethernet
   // header, so always in the buffer); the mask turns those bytes into the LRH.
   const uint8_t* src = frame + l3_off - kLrh;

@@ -11,11 +11,20 @@
 // Thread-safe: pure functions.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "datapath/wire/packet_view.h"
 
 namespace epic::wire {
+
+// The pseudo-header the ICRC covers first: 8 bytes standing for the LRH (all ones), then the
+// IP, UDP and BTH headers with their variant fields set to ones.
+inline constexpr size_t kIcrcLrhLen = 8;
+inline constexpr size_t kIcrcMaskLen = 96;  // covers the longest pseudo-header (IPv6: 88)
+// OR-mask over [LRH | IP | UDP | BTH], kIcrcMaskLen bytes: ones where the ICRC treats a bit as
+// variant (icrc_delta.h uses it to compare headers as the ICRC sees them).
+const uint8_t* icrc_variant_mask(IpVersion ip);
 
 // `l3_off`: start of the IP header; `icrc_off`: first byte of the ICRC. The IP,
 // UDP and BTH headers must be contiguous (no IPv4 options / IPv6 extensions).
