@@ -20,10 +20,83 @@ bool MbufOps::clone(rte_mbuf* in, rte_mbuf** out) const {
 }
 void MbufOps::free(rte_mbuf* m) const { rte_pktmbuf_free(m); }
 
+// The engine's FrameSink: each frame is built in a fresh mbuf and queued for TX on commit, so
+// an engine frame is written once, where it leaves. Fresh mbufs are cold (a pool cycles through
+// more memory than the caches hold): they are taken kStash at a time and the next one's data
+// is prefetched for writing while this one is built, so its lines are on their way before the
+// first store. When no mbuf can be had the frame is built in a scratch buffer and dropped
+// (mbuf_alloc_failed).
+class Worker::EngineSink final : public e::FrameSink {
+ public:
+  explicit EngineSink(Worker& w) : w_(w), scratch_(std::make_unique<uint8_t[]>(kScratch)) {}
+  ~EngineSink() { release(); }
+  EngineSink(const EngineSink&) = delete;
+  EngineSink& operator=(const EngineSink&) = delete;
+
+  uint8_t* reserve(size_t max_len) override {
+    if (next_ == have_) refill(max_len);
+    m_ = next_ < have_ ? stash_[next_++] : nullptr;
+    // The next frame's mbuf, assumed of the same size (the copies of a result are).
+    if (next_ < have_) prefetch_for_write(stash_[next_], max_len);
+    if (m_ != nullptr && rte_pktmbuf_tailroom(m_) >= max_len) return rte_pktmbuf_mtod(m_, uint8_t*);
+    if (m_ != nullptr) rte_pktmbuf_free(m_);
+    m_ = nullptr;
+    return scratch_.get();  // an engine frame is far below kScratch
+  }
+  void commit(uint16_t port, size_t len) override {
+    if (m_ == nullptr) {
+      ++w_.t_.mbuf_alloc_failed;
+      return;
+    }
+    if (port >= w_.s_.ports.size()) {
+      cancel();
+      return;
+    }
+    m_->data_len = static_cast<uint16_t>(len);
+    m_->pkt_len = static_cast<uint32_t>(len);
+    ++w_.t_.engine_frames_out;
+    w_.queue_tx(port, m_);
+    m_ = nullptr;
+  }
+  void cancel() override {
+    if (m_ != nullptr) rte_pktmbuf_free(m_);
+    m_ = nullptr;
+  }
+  // Gives the stashed mbufs back to the pool (shutdown).
+  void release() {
+    for (; next_ < have_; ++next_) rte_pktmbuf_free(stash_[next_]);
+  }
+
+ private:
+  static constexpr size_t kScratch = size_t{1} << 17;  // above any frame (16-bit payload length)
+  static constexpr unsigned kStash = 16;
+
+  void refill(size_t max_len) {
+    next_ = have_ = 0;
+    if (rte_pktmbuf_alloc_bulk(w_.s_.pool, stash_, kStash) == 0) {
+      have_ = kStash;
+    } else if ((stash_[0] = rte_pktmbuf_alloc(w_.s_.pool)) != nullptr) {
+      have_ = 1;  // the pool is nearly empty: one at a time
+    }
+    if (have_ > 0) prefetch_for_write(stash_[0], max_len);
+  }
+  static void prefetch_for_write(const rte_mbuf* m, size_t len) {
+    const auto* p = rte_pktmbuf_mtod(m, const uint8_t*);
+    for (size_t off = 0; off < len; off += RTE_CACHE_LINE_SIZE) __builtin_prefetch(p + off, 1, 3);
+  }
+
+  Worker& w_;
+  rte_mbuf* m_ = nullptr;
+  rte_mbuf* stash_[kStash] = {};
+  unsigned next_ = 0, have_ = 0;
+  std::unique_ptr<uint8_t[]> scratch_;
+};
+
 Worker::Worker(WorkerSetup setup) : s_(std::move(setup)) {
   ns_per_tsc_ = 1e9 / static_cast<double>(rte_get_tsc_hz());
   tsc0_ = rte_get_tsc_cycles();
   engine_ = std::make_unique<e::Mode2Engine>();
+  engine_out_ = std::make_unique<EngineSink>(*this);
   engine_->set_udp_source_ports(s_.udp_source_ports);
   held_.reserve(e::Mode2Engine::kDefaultMaxGroups);
   pipeline_ = std::make_unique<sw::SwitchPipeline>(static_cast<uint16_t>(s_.index),
@@ -193,27 +266,13 @@ void Worker::run_engine(uint64_t now) {
     }
     if (n < 64) break;
   }
-  engine_out_.clear();
   if (!engine_in_.empty()) {
-    engine_->process(engine_in_.data(), engine_in_.size(), engine_out_, now);
+    engine_->process(engine_in_.data(), engine_in_.size(), *engine_out_, now);
     for (rte_mbuf* m : engine_mbufs_) rte_pktmbuf_free(m);
     engine_in_.clear();
     engine_mbufs_.clear();
   }
-  if (engine_->poll_wanted()) engine_->poll(now, engine_out_);  // Mode-III's timers and Pipes
-  for (size_t i = 0; i < engine_out_.size(); ++i) {
-    const auto& f = engine_out_.frame(i);
-    if (f.port >= s_.ports.size()) continue;
-    rte_mbuf* m = rte_pktmbuf_alloc(s_.pool);
-    if (m == nullptr || rte_pktmbuf_tailroom(m) < f.length) {
-      ++t_.mbuf_alloc_failed;
-      if (m) rte_pktmbuf_free(m);
-      continue;
-    }
-    std::memcpy(rte_pktmbuf_append(m, f.length), engine_out_.data(i), f.length);
-    ++t_.engine_frames_out;
-    queue_tx(f.port, m);
-  }
+  if (engine_->poll_wanted()) engine_->poll(now, *engine_out_);  // Mode-III's timers and Pipes
 }
 
 void Worker::publish(uint64_t now) {
@@ -288,7 +347,8 @@ int Worker::run() {
       next_publish_ = now + s_.publish_period_ns;
     }
   }
-  // Shutdown: whatever the fault stages hold, and what is queued, is freed.
+  // Shutdown: whatever the fault stages hold, and what is queued or stashed, is freed.
+  engine_out_->release();
   for (size_t p = 0; p < s_.ports.size(); ++p) {
     rx_fault_[p]->drain();
     tx_fault_[p]->drain();

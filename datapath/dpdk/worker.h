@@ -5,7 +5,7 @@
 //     SwitchPipeline decision per frame: L2 forward / flood (mbuf refcount),
 //     ARP reply, engine (batched), hand-off to the owning worker (ring), drop
 //   drain the hand-off ring into the engine batch
-//   Mode2Engine::process(batch) -> new frames copied into mbufs
+//   Mode2Engine::process(batch) -> new frames built in fresh mbufs (EngineSink)
 //   TX fault stage -> TX burst on this worker's queue of every port
 //   RCU quiescent state; every publish period, telemetry
 //
@@ -67,6 +67,7 @@ class Worker {
   int run();
 
  private:
+  class EngineSink;
   void apply(const Snapshot& s);
   void rx_port(size_t p, uint64_t now);
   void dispatch(rte_mbuf* m, uint16_t port, uint64_t now);
@@ -90,7 +91,8 @@ class Worker {
   };
   std::vector<Held> held_;
   std::unique_ptr<switching::SwitchPipeline> pipeline_;
-  engine::TxBatch engine_out_, replies_;
+  std::unique_ptr<EngineSink> engine_out_;
+  engine::TxBatch replies_;
   std::vector<rte_mbuf*> rx_, rx_faulted_, tx_faulted_;  // separate: a flush may run mid-RX
   std::vector<engine::RxFrame> engine_in_;
   std::vector<rte_mbuf*> engine_mbufs_;

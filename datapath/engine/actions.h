@@ -1,13 +1,15 @@
 // Actions: what an IncEngine module does besides changing its group's state —
 // the frames it sends (each built by TranslateHeader, translate_header.h, into
-// the worker's TxBatch) and the engine counters it bumps. Every module that
+// the worker's FrameSink) and the engine counters it bumps. Every module that
 // sends or counts takes one; a packet-table test reads both back.
 // Hot path: no allocation once the batch's arena has grown; no I/O.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "datapath/engine/counters.h"
+#include "datapath/engine/frame_sink.h"
 #include "datapath/engine/translate_header.h"
 #include "datapath/engine/tx_batch.h"
 #include "datapath/wire/opcode.h"
@@ -16,15 +18,15 @@ namespace epic::engine {
 
 class Actions {
  public:
-  Actions(TxBatch& out, EngineCounters& counters) : counters(counters), out_(out) {}
+  Actions(FrameSink& out, EngineCounters& counters) : counters(counters), out_(out) {}
 
-  // Sends the frame `f` describes on `port`; returns its bytes, valid until the next send.
-  const uint8_t* send(uint16_t port, const FrameSpec& f) {
+  // Sends the frame `f` describes on `port`. When `icrc_base` is given and empty, it receives
+  // the frame's ICRC base for copies of it (FrameSpec::icrc_from; build_frame).
+  void send(uint16_t port, const FrameSpec& f,
+            std::optional<wire::IcrcDelta>* icrc_base = nullptr) {
     const size_t n = frame_size(f);
-    uint8_t* frame = out_.reserve(n);
-    out_.commit(port, build_frame(frame, n, f));
+    out_.commit(port, build_frame(out_.reserve(n), n, f, icrc_base));
     ++counters.tx_frames;
-    return frame;
   }
   // An ACK (or NAK: the AETH syndrome says which) on one edge of the group, from this switch's
   // endpoint of it (`link.local`) to the other end; `Link` is a ChildLink or a ParentLink;
@@ -45,7 +47,7 @@ class Actions {
   EngineCounters& counters;
 
  private:
-  TxBatch& out_;
+  FrameSink& out_;
 };
 
 }  // namespace epic::engine

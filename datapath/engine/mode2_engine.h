@@ -21,6 +21,7 @@
 #include "datapath/engine/actions.h"
 #include "datapath/engine/counters.h"
 #include "datapath/engine/edge_binding.h"
+#include "datapath/engine/frame_sink.h"
 #include "datapath/engine/group.h"
 #include "datapath/engine/group_instance.h"
 #include "datapath/engine/lookup_table.h"
@@ -64,10 +65,10 @@ class Mode2Engine {
 
   // Acts on a burst of frames received at `now_ns` (any monotonic clock, the one poll() gets;
   // Mode-II ignores it).
-  void process(const RxFrame* frames, size_t n, TxBatch& out, uint64_t now_ns = 0);
+  void process(const RxFrame* frames, size_t n, FrameSink& out, uint64_t now_ns = 0);
   // Mode-III's work without a frame: the timers due by `now_ns` (at most kMaxExpiriesPerPoll)
   // and the Pipes left to continue. Call it every loop iteration in which poll_wanted().
-  void poll(uint64_t now_ns, TxBatch& out);
+  void poll(uint64_t now_ns, FrameSink& out);
   // Whether poll() may have work: a timer armed or a Pipe waiting. Inline and two loads, so a
   // loop with no Mode-III group pays nothing more.
   bool poll_wanted() const { return wheel_.armed() > 0 || !pumps_.items().empty(); }

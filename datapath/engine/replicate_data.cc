@@ -26,10 +26,8 @@ void replicate_data(GroupState& g, const PacketRef& ref, const Payload& p, Fanou
     f.payload = p.data;
     f.payload_len = p.len;
     f.icrc_from = icrc_base ? &*icrc_base : nullptr;
-    const uint8_t* frame = a.send(link.port, f);
-    if (!icrc_base && fanout != Fanout::kOne && c + 1 < cfg.children.size()) {
-      icrc_base.emplace(icrc_base_of(frame, f));  // now: `frame` is valid until the next send
-    }
+    const bool more = fanout != Fanout::kOne && c + 1 < cfg.children.size();
+    a.send(link.port, f, more ? &icrc_base : nullptr);
     if (fanout == Fanout::kFirst) {
       ++a.counters.results_replicated;
       ++g.stats.results_replicated;

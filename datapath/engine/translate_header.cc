@@ -4,6 +4,7 @@
 
 #include "datapath/wire/bytes.h"
 #include "datapath/wire/checksum.h"
+#include "datapath/wire/crc32.h"
 #include "datapath/wire/icrc.h"
 #include "datapath/wire/layout.h"
 #include "datapath/wire/opcode.h"
@@ -18,6 +19,7 @@ constexpr w::IpVersion kIp = w::IpVersion::kV4;  // the frames built here: Ether
 constexpr uint16_t kL3 = w::eth::kHeaderLen;
 constexpr size_t kHeaders =
     w::eth::kHeaderLen + w::ipv4::kHeaderLen + w::udp::kHeaderLen + w::bth::kHeaderLen;
+constexpr size_t kMaxHeaders = 128;  // kHeaders and the longest extension headers (28 B)
 }  // namespace
 
 size_t frame_size(const FrameSpec& s) {
@@ -25,17 +27,23 @@ size_t frame_size(const FrameSpec& s) {
   return kHeaders + w::opcode_info(s.opcode).ext_len + s.payload_len + pad + w::kIcrcLen;
 }
 
-size_t build_frame(uint8_t* out, size_t cap, const FrameSpec& s) {
+size_t build_frame(uint8_t* out, size_t cap, const FrameSpec& s,
+                   std::optional<w::IcrcDelta>* icrc_base) {
   const w::OpcodeInfo& op = w::opcode_info(s.opcode);
   const size_t pad = (4 - s.payload_len % 4) % 4;
   const size_t total = frame_size(s);
-  if (total > cap) return 0;
+  const size_t hlen = kHeaders + op.ext_len;
+  // The headers are written here and copied out whole; the ICRC reads them here and the payload
+  // at its source, never the frame just written: `out` is typically a fresh mbuf whose lines are
+  // still on their way, and reading it back would wait for them.
+  alignas(64) uint8_t h[kMaxHeaders];
+  if (total > cap || hlen > sizeof h) return 0;
 
-  std::memcpy(out + w::eth::kDst, s.dst->mac.data(), 6);
-  std::memcpy(out + w::eth::kSrc, s.src->mac.data(), 6);
-  w::store_be16(out + w::eth::kType, w::eth::kTypeIpv4);
+  std::memcpy(h + w::eth::kDst, s.dst->mac.data(), 6);
+  std::memcpy(h + w::eth::kSrc, s.src->mac.data(), 6);
+  w::store_be16(h + w::eth::kType, w::eth::kTypeIpv4);
 
-  uint8_t* ip = out + kL3;
+  uint8_t* ip = h + kL3;
   constexpr uint8_t kTtl = 64;
   const auto ip_len = static_cast<uint16_t>(total - w::eth::kHeaderLen);
   ip[w::ipv4::kVerIhl] = 0x45;
@@ -70,25 +78,33 @@ size_t build_frame(uint8_t* out, size_t cap, const FrameSpec& s) {
   w::store_be24(bth + w::bth::kPsn, s.psn & vocab::kPsnMask);
 
   uint8_t* ext = bth + w::bth::kHeaderLen;
+  std::memset(ext, 0, op.ext_len);
   if (op.has(w::kExtAeth)) {
     ext[op.off_aeth] = s.aeth_syndrome;
     w::store_be24(ext + op.off_aeth + 1, s.aeth_msn & vocab::kPsnMask);
   }
   if (op.has(w::kExtImmDt)) w::store_be32(ext + op.off_immdt, s.immdt);
-  uint8_t* payload = ext + op.ext_len;
-  if (s.payload_len > 0) std::memcpy(payload, s.payload, s.payload_len);
-  std::memset(payload + s.payload_len, 0, pad);
-  const auto icrc_off = static_cast<uint16_t>(total - w::kIcrcLen);
-  if (s.icrc_from != nullptr && s.icrc_from->matches(kIp, kL3, icrc_off)) {
-    w::store_le32(out + icrc_off, s.icrc_from->icrc_of(out));
-  } else {
-    w::store_icrc(out, kIp, kL3, icrc_off);
-  }
-  return total;
-}
 
-w::IcrcDelta icrc_base_of(const uint8_t* frame, const FrameSpec& s) {
-  return {frame, kIp, kL3, static_cast<uint16_t>(frame_size(s) - w::kIcrcLen)};
+  const auto icrc_off = static_cast<uint16_t>(total - w::kIcrcLen);
+  static constexpr uint8_t kZeros[4] = {};
+  uint32_t icrc = 0;
+  if (s.icrc_from != nullptr && s.icrc_from->matches(kIp, kL3, icrc_off)) {
+    icrc = s.icrc_from->icrc_of(h);
+  } else {
+    icrc = w::icrc_after_headers(h, kIp, kL3);
+    icrc = w::crc32_update(icrc, ext, op.ext_len);
+    if (s.payload_len > 0) icrc = w::crc32_update(icrc, s.payload, s.payload_len);
+    icrc = w::crc32_update(icrc, kZeros, pad);
+  }
+  if (icrc_base != nullptr && !icrc_base->has_value())
+    icrc_base->emplace(h, kIp, kL3, icrc_off, icrc);
+
+  std::memcpy(out, h, hlen);
+  uint8_t* payload = out + hlen;
+  if (s.payload_len > 0) std::memcpy(payload, s.payload, s.payload_len);
+  std::memcpy(payload + s.payload_len, kZeros, pad);
+  w::store_le32(out + icrc_off, icrc);
+  return total;
 }
 
 }  // namespace epic::engine

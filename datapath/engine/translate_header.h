@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 
 #include "datapath/wire/icrc_delta.h"
 #include "datapath/wire/roce_packet.h"
@@ -44,10 +45,10 @@ struct FrameSpec {
 
 // Size of the frame build_frame() writes for `spec`.
 size_t frame_size(const FrameSpec& spec);
-// Writes the frame into out[0..cap); returns its length, or 0 if it does not fit.
-size_t build_frame(uint8_t* out, size_t cap, const FrameSpec& spec);
-// The ICRC base (FrameSpec::icrc_from) for copies of `frame`, which build_frame() wrote for a
-// spec of the same frame_size() as `spec`.
-wire::IcrcDelta icrc_base_of(const uint8_t* frame, const FrameSpec& spec);
+// Writes the frame into out[0..cap); returns its length, or 0 if it does not fit. It never
+// reads `out` back. When `icrc_base` is given and empty, it receives this frame's ICRC base
+// for copies of it (FrameSpec::icrc_from).
+size_t build_frame(uint8_t* out, size_t cap, const FrameSpec& spec,
+                   std::optional<wire::IcrcDelta>* icrc_base = nullptr);
 
 }  // namespace epic::engine

@@ -2,6 +2,7 @@
 // written into a reusable arena so the packet path does not allocate once the
 // arena has grown to its working size. The arena is never zero-filled: each
 // frame's bytes are written once, by whoever reserved them (TranslateHeader).
+// The FrameSink of tests, tools and the switching pipeline's replies.
 #pragma once
 
 #include <cstdint>
@@ -9,9 +10,11 @@
 #include <memory>
 #include <vector>
 
+#include "datapath/engine/frame_sink.h"
+
 namespace epic::engine {
 
-class TxBatch {
+class TxBatch final : public FrameSink {
  public:
   struct Frame {
     uint16_t port;
@@ -24,18 +27,18 @@ class TxBatch {
   }
   // Space for a frame of at most `max_len` bytes on `port`, uninitialised; commit() with its
   // real length.
-  uint8_t* reserve(size_t max_len) {
+  uint8_t* reserve(size_t max_len) override {
     if (used_ + max_len > capacity_) grow(2 * (used_ + max_len));
     pending_ = used_;
     used_ += max_len;
     return arena_.get() + pending_;
   }
-  void commit(uint16_t port, size_t len) {
+  void commit(uint16_t port, size_t len) override {
     used_ = pending_ + len;
     frames_.push_back({port, static_cast<uint32_t>(pending_), static_cast<uint16_t>(len)});
   }
   // Gives back the space of the last reserve() without committing a frame.
-  void cancel() { used_ = pending_; }
+  void cancel() override { used_ = pending_; }
   void clear() {
     used_ = 0;
     frames_.clear();

@@ -47,7 +47,7 @@ const uint8_t* icrc_variant_mask(IpVersion ip) {
   return ip == IpVersion::kV4 ? kMaskV4.data() : kMaskV6.data();
 }
 
-uint32_t compute_icrc(const uint8_t* frame, IpVersion ip, uint16_t l3_off, uint16_t icrc_off) {
+uint32_t icrc_after_headers(const uint8_t* frame, IpVersion ip, uint16_t l3_off) {
   const size_t ip_len = ip == IpVersion::kV4 ? ipv4::kHeaderLen : ipv6::kHeaderLen;
   const size_t n = kLrh + ip_len + udp::kHeaderLen + bth::kHeaderLen;  // 68 or 88
   const uint8_t* mask = icrc_variant_mask(ip);
@@ -67,9 +67,13 @@ uint32_t compute_icrc(const uint8_t* frame, IpVersion ip, uint16_t l3_off, uint1
 #endif
   for (; i < n; ++i) pseudo[i] = src[i] | mask[i];
 
-  const uint32_t crc = crc32_update(0, pseudo, n);
-  const size_t rest_off = l3_off + n - kLrh;
-  return crc32_update(crc, frame + rest_off, icrc_off - rest_off);
+  return crc32_update(0, pseudo, n);
+}
+
+uint32_t compute_icrc(const uint8_t* frame, IpVersion ip, uint16_t l3_off, uint16_t icrc_off) {
+  const size_t ip_len = ip == IpVersion::kV4 ? ipv4::kHeaderLen : ipv6::kHeaderLen;
+  const size_t rest_off = l3_off + ip_len + udp::kHeaderLen + bth::kHeaderLen;
+  return crc32_update(icrc_after_headers(frame, ip, l3_off), frame + rest_off, icrc_off - rest_off);
 }
 
 }  // namespace epic::wire

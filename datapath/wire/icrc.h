@@ -30,6 +30,12 @@ const uint8_t* icrc_variant_mask(IpVersion ip);
 // UDP and BTH headers must be contiguous (no IPv4 options / IPv6 extensions).
 uint32_t compute_icrc(const uint8_t* frame, IpVersion ip, uint16_t l3_off, uint16_t icrc_off);
 
+// The same, piecewise: the CRC after the pseudo-header (the IP, UDP and BTH headers of
+// `frame`, masked). Continued with crc32_update() over every byte after the BTH, in order, up to
+// the ICRC, it gives compute_icrc(); those bytes may come from elsewhere (a frame's payload
+// before it is copied in). Reads `frame` only up to the end of the BTH.
+uint32_t icrc_after_headers(const uint8_t* frame, IpVersion ip, uint16_t l3_off);
+
 inline uint32_t compute_icrc(const PacketView& v) {
   return compute_icrc(v.data, v.ip_version, v.l3_off, v.icrc_off);
 }

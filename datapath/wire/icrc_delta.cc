@@ -1,6 +1,5 @@
 #include "datapath/wire/icrc_delta.h"
 
-#include "datapath/wire/bytes.h"
 #include "datapath/wire/crc32.h"
 #include "datapath/wire/layout.h"
 
@@ -35,11 +34,12 @@ void masked_xor(const uint8_t* src, const uint8_t* mask, const uint8_t* base, ui
 
 }  // namespace
 
-IcrcDelta::IcrcDelta(const uint8_t* base, IpVersion ip, uint16_t l3_off, uint16_t icrc_off)
+IcrcDelta::IcrcDelta(const uint8_t* base, IpVersion ip, uint16_t l3_off, uint16_t icrc_off,
+                     uint32_t base_icrc)
     : ip_(ip),
       l3_off_(l3_off),
       icrc_off_(icrc_off),
-      base_icrc_(load_le32(base + icrc_off)),
+      base_icrc_(base_icrc),
       shift_(icrc_off - l3_off - headers_len(ip)) {
   // The compared span ends with the BTH and is rounded up to whole blocks by starting inside
   // the LRH stand-in, whose mask is all ones: those bytes compare equal.

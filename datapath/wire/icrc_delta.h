@@ -23,13 +23,15 @@ namespace epic::wire {
 
 class IcrcDelta {
  public:
-  // `base` holds a frame with its ICRC stored at icrc_off (compute_icrc's arguments).
-  IcrcDelta(const uint8_t* base, IpVersion ip, uint16_t l3_off, uint16_t icrc_off);
+  // `base`: the base frame, read up to the end of its BTH; `base_icrc`: its ICRC, at icrc_off
+  // (compute_icrc's arguments).
+  IcrcDelta(const uint8_t* base, IpVersion ip, uint16_t l3_off, uint16_t icrc_off,
+            uint32_t base_icrc);
 
   bool matches(IpVersion ip, uint16_t l3_off, uint16_t icrc_off) const {
     return ip == ip_ && l3_off == l3_off_ && icrc_off == icrc_off_;
   }
-  // The ICRC of `frame` (see the precondition above).
+  // The ICRC of `frame` (see the precondition above), from its bytes up to the end of its BTH.
   uint32_t icrc_of(const uint8_t* frame) const;
 
  private:

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
+#include "datapath/wire/crc32.h"
 #include "datapath/wire/parser.h"
 #include "test_frames.h"
 
@@ -61,6 +64,20 @@ TEST(Icrc, Ipv6MasksTrafficClassFlowLabelAndHopLimit) {
   EXPECT_EQ(compute_icrc(frame.data(), IpVersion::kV6, 14, r.view.icrc_off), icrc);
   frame[14 + 8] ^= 1;  // source address is covered
   EXPECT_NE(compute_icrc(frame.data(), IpVersion::kV6, 14, r.view.icrc_off), icrc);
+}
+
+// Piecewise: the pseudo-header's CRC continued over the bytes after the BTH, from any buffer.
+TEST(Icrc, AfterHeadersContinuedOverTheRestEqualsTheWhole) {
+  for (size_t payload : {0, 1, 4, 255, 1024, 4096}) {
+    const auto frame = testing::base_send(payload).build();
+    const auto r = parse(frame.data(), frame.size());
+    ASSERT_TRUE(r.ok()) << to_string(r.error);
+    const size_t rest = 14 + 20 + 8 + 12;
+    const std::vector<uint8_t> after(frame.begin() + static_cast<long>(rest),
+                                     frame.begin() + r.view.icrc_off);
+    const uint32_t crc = icrc_after_headers(frame.data(), IpVersion::kV4, 14);
+    EXPECT_EQ(crc32_update(crc, after.data(), after.size()), compute_icrc(r.view)) << payload;
+  }
 }
 
 }  // namespace
