@@ -47,6 +47,11 @@ std::string summary_line(uint16_t rank, const Summary& s, bool json) {
     j["timeouts"] = s.qp.timeouts;
     j["rnr_naks"] = s.qp.rx_rnr_nak;
     j["naks_seq"] = s.qp.rx_nak_seq;
+    // Results that arrived after a gap (a frame lost or dropped on the way down) and
+    // duplicates of results already taken.
+    j["rx_out_of_sequence"] = s.qp.rx_request_out_of_sequence;
+    j["rx_duplicates"] = s.qp.rx_request_duplicate;
+    j["rx_kernel_drops"] = s.kernel_rx_drops;  // the socket's buffer overflowed
     j["resent_timeout"] = s.qp.tx_resent_timeout;
     j["resent_nak_seq"] = s.qp.tx_resent_nak_seq;
     j["resent_rnr_probe"] = s.qp.tx_resent_rnr_probe;

@@ -29,6 +29,7 @@ struct Summary {
   uint64_t collectives = 0;  // completed
   uint64_t failed = 0;       // completed with a wrong result
   soft::QpCounters qp;
+  uint64_t kernel_rx_drops = 0;  // soft: frames the kernel dropped before our socket read them
   int exit_code = kExitPass;
   std::string error;  // why the run stopped early ("" if it did not)
 };

@@ -308,7 +308,10 @@ int run_rank(const Options& o) {
   }
 #endif
   const Stop stop = run_plan(*transport, o, sum);
-  if (soft != nullptr) sum.qp = soft->qp().counters();
+  if (soft != nullptr) {
+    sum.qp = soft->qp().counters();
+    sum.kernel_rx_drops = soft->nic().kernel_rx_drops();
+  }
   return finish(stop);
 }
 

@@ -23,7 +23,8 @@ struct QpCounters {
   uint64_t tx_nak_other = 0;  // NAK invalid request / remote access / remote op
   uint64_t tx_rnr_naks = 0;
   uint64_t tx_cnps = 0;
-  uint64_t timeouts = 0;  // retransmission timer expirations
+  uint64_t timeouts = 0;       // retransmission timer expirations
+  uint64_t rnr_waits_cut = 0;  // RNR waits ended early by an ACK of the refused packet
 
   // receive: total, then exactly one disposition per packet
   uint64_t rx_packets = 0;

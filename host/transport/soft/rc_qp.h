@@ -122,6 +122,7 @@ class RcQp {
   std::optional<uint32_t> rewound_psn_;   // go-back-N restart point of the last NAK obeyed
   bool probe_next_ = false;  // the next resend (after an RNR wait or a timeout) is one packet
   std::optional<uint32_t> probe_psn_;     // that packet, until the next ACK, NAK or timeout
+  uint32_t rnr_psn_ = 0;                  // the packet the RNR NAK being waited out refused
   std::optional<uint32_t> last_rnr_psn_;  // PSN of the last RNR NAK since a timeout or NAK
   // Why the packets now going again go again (the tx_resent_* counters).
   enum class Resend : uint8_t { kTimeout, kNakSeq, kRnrProbe, kRnrWindow, kAfterProbe };

@@ -132,6 +132,19 @@ void RcQp::handle_ack(const w::PacketView& pkt, uint64_t now_ns) {
       // it holds, which this ACK moved on): it is not the responder refusing the next packet.
       if (vocab::psn_ge(psn, unacked_psn_)) last_rnr_psn_.reset();
       acknowledge_through(psn, now_ns);
+      // An ACK of the packet an RNR NAK refused ends the wait: the responder took it after
+      // all (a Mode-II switch's slot completed when the slowest rank's upload came). Waiting
+      // out the timer would idle the window for up to the NAK's 15 ms. What is in flight after
+      // it stays in flight unless the NAK said the responder drops what follows.
+      if (rnr_deadline_ && vocab::psn_ge(psn, rnr_psn_)) {
+        rnr_deadline_.reset();
+        ++counters_.rnr_waits_cut;
+        if (probe_next_) {
+          probe_next_ = false;
+          rewind_to(max_sent_psn_);
+        }
+        if (unacked_psn_ != max_sent_psn_) arm_retransmit_timer(now_ns);
+      }
       // The ACK of the probe alone, with packets after it in flight: the responder may have
       // dropped them (a per-hop reliable Mode-III switch does): go back and send them again.
       if (probe_psn_ && psn == *probe_psn_ && vocab::psn_lt(unacked_psn_, max_sent_psn_)) {
@@ -203,6 +216,7 @@ void RcQp::handle_ack(const w::PacketView& pkt, uint64_t now_ns) {
       // the probe and refused the next, so it drops what follows (a full Mode-III Pipe).
       probe_next_ = !rewound_psn_.has_value() && (!last_rnr_psn_ || *last_rnr_psn_ == psn);
       last_rnr_psn_ = psn;
+      rnr_psn_ = psn;
       note_retransmission(probe_next_ ? Resend::kRnrProbe : Resend::kRnrWindow);
       // Wait the timer the responder asked for, and at least our configured minimum.
       rnr_deadline_ =

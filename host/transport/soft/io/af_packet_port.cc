@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 namespace epic::soft::io {
@@ -153,6 +154,14 @@ bool AfPacketPort::drop_rx_request() {
   if (!loss_.drop_rx_request()) return false;
   ++counters_.rx_request_loss_injected;
   return true;
+}
+
+uint64_t AfPacketPort::kernel_rx_drops() const {
+  tpacket_stats st{};
+  socklen_t len = sizeof st;
+  if (::getsockopt(fd_, SOL_PACKET, PACKET_STATISTICS, &st, &len) == 0)
+    kernel_rx_drops_ += st.tp_drops;
+  return kernel_rx_drops_;
 }
 
 }  // namespace epic::soft::io

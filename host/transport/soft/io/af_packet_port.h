@@ -80,6 +80,10 @@ class AfPacketPort {
   int last_errno() const { return last_errno_; }
   // errno of the last receive failure (0: none), e.g. ENETDOWN.
   int rx_errno() const { return rx_errno_; }
+  // Frames the kernel dropped for this socket because its receive buffer was full
+  // (PACKET_STATISTICS tp_drops, summed across calls: the kernel resets them when read). A
+  // syscall: for reports, not for the receive loop.
+  uint64_t kernel_rx_drops() const;
 
  private:
   AfPacketPort(int fd, PortInfo info, const LossConfig& loss)
@@ -91,6 +95,7 @@ class AfPacketPort {
   PortCounters counters_;
   int last_errno_ = 0;
   int rx_errno_ = 0;
+  mutable uint64_t kernel_rx_drops_ = 0;
 };
 
 }  // namespace epic::soft::io

@@ -97,6 +97,7 @@ class SoftNic {
 
   const NicCounters& counters() const { return counters_; }
   const PortCounters& port_counters() const { return port_->counters(); }
+  uint64_t kernel_rx_drops() const { return port_->kernel_rx_drops(); }
   uint64_t arp_requests_answered() const { return arp_.requests_answered(); }
 
  private:

@@ -310,5 +310,21 @@ TEST(RcRequester, ResendCausesAddUpToTheRetransmissions) {
                                   c.tx_resent_rnr_window + c.tx_resent_after_probe);
 }
 
+// An ACK of the packet an RNR NAK refused ends the wait at once (a Mode-II switch completed the
+// slot): new packets go without waiting out the NAK's timer, and nothing in flight goes again.
+TEST(RcRequester, AnAckOfTheRefusedPacketEndsTheRnrWait) {
+  Req r(4);
+  r.send(1, 8 * kMtu);  // PSNs fffffe .. 5; window 4: fffffe, ffffff, 0, 1 go
+  EXPECT_EQ(drain(*r.qp, {}).size(), 4u);
+  feed(*r.qp, ack(0xFFFFFE, vocab::aeth::kRnrNak | 14), 100);  // code 14: 1.28 ms
+  EXPECT_EQ(r.qp->next_deadline(), 100u + 1'280'000u);
+  feed(*r.qp, ack(0xFFFFFF, kAck), 200);  // the refused packet and the next are acknowledged
+  const std::vector<Out> next = {{op::kSendMiddle, 0x000002}, {op::kSendMiddle, 0x000003}};
+  EXPECT_EQ(drain(*r.qp, next, 200), next);
+  EXPECT_EQ(r.qp->counters().tx_retransmits, 0u);
+  EXPECT_EQ(r.qp->counters().rnr_waits_cut, 1u);
+  EXPECT_EQ(r.qp->next_deadline(), 200u + 1000u);  // the local ACK timer again
+}
+
 }  // namespace
 }  // namespace epic::soft
