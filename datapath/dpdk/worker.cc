@@ -48,7 +48,7 @@ class Worker::EngineSink final : public e::FrameSink {
       ++w_.t_.mbuf_alloc_failed;
       return;
     }
-    if (port >= w_.s_.ports.size()) {
+    if (port >= w_.s_.ports.size() || len == 0) {  // no such port; a frame that did not fit
       cancel();
       return;
     }
