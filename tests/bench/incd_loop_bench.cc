@@ -322,7 +322,7 @@ int main(int argc, char** argv) {
   // outputs, nothing dropped; the same check once more after the timed reps.
   const auto before = telemetry(rig->dp);
   uint64_t fwd_laps = 0, agg_laps = 0;
-  auto check = [&](const dpdk::WorkerTelemetry& t0, const char* when) {
+  auto counter_mismatch = [&](const dpdk::WorkerTelemetry& t0) {
     const auto t = telemetry(rig->dp);
     const auto& p = t->pipeline;
     const auto& en = t->engine;
@@ -347,6 +347,16 @@ int main(int argc, char** argv) {
             t->ports[1].tx_dropped !=
         0)
       bad += " mbuf/tx drops;";
+    return bad;
+  };
+  auto check = [&](const dpdk::WorkerTelemetry& t0, const char* when) {
+    // The worker publishes its counters every 50 ms, and a loaded machine can delay that: read
+    // until they add up, at most 25 times (about 3 s), and report the last reading.
+    std::string bad;
+    for (int tries = 0; tries < 25; ++tries) {
+      bad = counter_mismatch(t0);
+      if (bad.empty()) break;
+    }
     if (rig->poll() != 0) bad += " unexpected extra output frames;";
     if (!bad.empty()) die(std::string("counter check ") + when + ":" + bad);
   };
