@@ -14,10 +14,10 @@ constexpr uint32_t mul(uint32_t a, uint32_t b) {
   return p;
 }
 
-// x^(8n) for n = lo + kLoSpan·hi: a product of one entry of each table.
+// x^(8n) for n = lo + kLoSpan·hi: a product of one entry of each table (n < 16384; beyond,
+// squarings).
 constexpr size_t kLoSpan = 64;
 constexpr size_t kHiSpan = 256;
-constexpr bool kBreak = true;  // n < 16384 from the tables; beyond, squarings
 
 template <size_t N>
 constexpr std::array<uint32_t, N> powers(uint32_t step) {  // step^0, step^1, ...
