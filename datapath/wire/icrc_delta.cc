@@ -17,7 +17,8 @@ size_t headers_len(IpVersion ip) {  // IP + UDP + BTH
          bth::kHeaderLen;
 }
 
-// out = (src | mask) ^ base over n bytes, n a multiple of kBlock.
+// out = (src | mask) ^ base over n bytes, n a multiple of kBlock; no pointer need be aligned
+// (the constructor's zero block is a plain stack array).
 void masked_xor(const uint8_t* src, const uint8_t* mask, const uint8_t* base, uint8_t* out,
                 size_t n) {
   size_t i = 0;
@@ -25,8 +26,8 @@ void masked_xor(const uint8_t* src, const uint8_t* mask, const uint8_t* base, ui
   for (; i < n; i += kBlock) {
     const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
     const __m128i m = _mm_loadu_si128(reinterpret_cast<const __m128i*>(mask + i));
-    const __m128i b = _mm_load_si128(reinterpret_cast<const __m128i*>(base + i));
-    _mm_store_si128(reinterpret_cast<__m128i*>(out + i), _mm_xor_si128(_mm_or_si128(v, m), b));
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(base + i));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm_xor_si128(_mm_or_si128(v, m), b));
   }
 #endif
   for (; i < n; ++i) out[i] = static_cast<uint8_t>((src[i] | mask[i]) ^ base[i]);
