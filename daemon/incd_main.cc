@@ -254,9 +254,11 @@ int main(int argc, char** argv) {
     return std::chrono::duration<double>(StopClock::now() - t).count();
   };
   // No scrape reads the datapath or the agent from here on (one in progress is waited for).
+  auto t = StopClock::now();
   collector->close();
   collector->set_agent(nullptr);
-  auto t = StopClock::now();
+  const double scrape_s = since(t);
+  t = StopClock::now();
   metrics.reset();
   const double metrics_s = since(t);
   t = StopClock::now();
@@ -264,8 +266,10 @@ int main(int argc, char** argv) {
   const double agent_s = since(t);
   const dpdk::Datapath::StopTimes dt = dp.stop();
   log->info(
-      "stopped: ports closed in {:.2f} s (metrics endpoint {:.2f} s, agent {:.2f} s, "
-      "workers {:.2f} s, ports stopped {:.2f} s, ports closed {:.2f} s)",
-      since(t0), metrics_s, agent_s, dt.workers_s, dt.ports_stop_s, dt.ports_close_s);
+      "stopped: ports closed in {:.2f} s (scrape in progress {:.2f} s, metrics endpoint {:.2f} s, "
+      "agent {:.2f} s, workers {:.2f} s, ports stopped {:.2f} s, ports closed {:.2f} s, "
+      "memory released {:.2f} s)",
+      since(t0), scrape_s, metrics_s, agent_s, dt.workers_s, dt.ports_stop_s, dt.ports_close_s,
+      dt.release_s);
   return 0;
 }

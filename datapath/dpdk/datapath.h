@@ -77,6 +77,7 @@ class Datapath {
     double workers_s = 0;      // until every worker lcore left its loop
     double ports_stop_s = 0;   // rte_eth_dev_stop of every port
     double ports_close_s = 0;  // rte_eth_dev_close of every port (af_packet: the sockets)
+    double release_s = 0;      // workers, snapshots, rings and the mbuf pool freed
   };
   StopTimes stop();
   // The devices EAL probes for `c` (ring ports excluded; af_packet gets qpairs = workers).
