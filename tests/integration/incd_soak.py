@@ -19,9 +19,9 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "deploy", "netns"))
 import incd_lab  # noqa: E402
+from incd_lossless import DUPLICATES  # noqa: E402  (the dispositions of a resent upload)
 
 COUNT_4MIB = (4 << 20) // 4  # elements of a 4 MiB fp32/int32 buffer
-DUPLICATES = ("upward_duplicate", "upward_done", "upward_stale", "upward_slot_busy")
 
 
 def main():
