@@ -26,6 +26,8 @@ PKGS=(
   python3 python3-scapy tshark
   # network namespaces / veth tests
   iproute2 ethtool iputils-ping
+  # frameworks (docs/pytorch.md, docs/mpi.md): the PyTorch "epic" backend, the MPI offload library
+  python3-torch libtorch-dev libopenmpi-dev openmpi-bin python3-mpi4py python3-numpy
   # Soft-RoCE lab (qemu guests running Linux rdma_rxe), see deploy/lab/
   qemu-system-x86 busybox-static kmod ibverbs-utils ibverbs-providers perftest cpio bc tcpdump
 )

@@ -116,14 +116,27 @@ class Lab:
         self.switches.append(s)
         return s
 
-    def add_rank(self, switch):
+    def add_host(self, name):
+        """A namespace that several ranks share (add_rank(..., host=...)): processes that must
+        meet outside EPIC too (a PyTorch store on loopback, MPI's shared memory) run there, each
+        rank's user-space endpoint on its own veth to the switch."""
+        ns = f"epic-{self.sfx}-{name}"
+        self._ns(ns)
+        return ns
+
+    def add_rank(self, switch, host=None):
+        """A rank behind `switch`: in a namespace of its own, or in `host` (add_host()), where
+        its veth carries no kernel address (the soft endpoint has its own; several interfaces
+        of one namespace on one subnet would confuse the kernel's routes)."""
         i = len(self.ranks)
         r = Rank(i, switch, f"r{i}")
-        r.ns = f"epic-{self.sfx}-rank{i}"
-        self._ns(r.ns)
+        r.ns = host or f"epic-{self.sfx}-rank{i}"
+        if host is None:
+            self._ns(r.ns)
         sw_if, r.ifname = self._veth_pair(switch.ns, r.ns)
         switch.add_port(r.port_name, sw_if)
-        sh("ip", "-n", r.ns, "addr", "add", f"{r.kernel_ip}/24", "dev", r.ifname)
+        if host is None:
+            sh("ip", "-n", r.ns, "addr", "add", f"{r.kernel_ip}/24", "dev", r.ifname)
         self.ranks.append(r)
         return r
 
