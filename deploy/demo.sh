@@ -17,11 +17,14 @@
 #     (deploy/lab/incd_rxe.sh, lossless, the group in Mode-II then in Mode-III; about two
 #     minutes). auto skips it, saying why, when the machine cannot run the guests
 #     (/dev/net/tun, qemu); yes makes that an error.
+#  4. a short DDP training (PyTorch, 4 ranks, 40 steps) with the "epic" backend beside "gloo",
+#     the loss of every step side by side (docs/pytorch.md; skipped, saying why, where the
+#     backend does not build).
 # Every step says which transport it used. Removes everything it created. Needs root.
 # Exit status: 0 when every collective was verified.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-usage() { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; }
 REAL=auto
 PASS=()
 while [ $# -gt 0 ]; do
@@ -53,7 +56,20 @@ echo
 echo "== the control plane: inc-manager, leaf and spine incd with IncAgents, ranks joining through the manager (soft transport)"
 /usr/bin/python3 "$ROOT/deploy/netns/control_plane.py" "$BUILD" --demo
 
-[ "$REAL" = no ] && { echo; echo "== real RDMA ranks: skipped (--real-ranks no)"; exit 0; }
+# Last: a short DDP training through EPIC beside Gloo (docs/pytorch.md), where the PyTorch backend
+# builds (libtorch-dev, pybind11-dev).
+torch_ddp() {
+  echo
+  echo "== building the PyTorch backend (epic_torch) ..."
+  if ! cmake --build "$BUILD" -j"$(nproc)" --target epic_torch >/dev/null 2>&1; then
+    echo "== PyTorch DDP through EPIC: skipped (the epic_torch target does not build here: libtorch-dev and pybind11-dev, docs/pytorch.md)"
+    return 0
+  fi
+  echo "== PyTorch DDP through EPIC: 4 ranks train an MLP, 40 steps with backend gloo, then epic (gradients rounded to 2^-14, so the sums are exact: the losses must match bit for bit)"
+  /usr/bin/python3 "$ROOT/tests/integration/torch_ddp.py" "$BUILD" --steps 40 --modes exact --demo
+}
+
+[ "$REAL" = no ] && { echo; echo "== real RDMA ranks: skipped (--real-ranks no)"; torch_ddp; exit $?; }
 why=""
 [ -c /dev/net/tun ] || why="no /dev/net/tun"
 command -v qemu-system-x86_64 >/dev/null || why="${why:+$why, }no qemu-system-x86_64"
@@ -64,7 +80,8 @@ if [ -n "$why" ]; then
     exit 1
   fi
   echo "== real RDMA ranks: skipped ($why); only the soft transport ran above"
-  exit 0
+  torch_ddp
+  exit $?
 fi
 echo
 echo "== real RDMA ranks: transport verbs (libibverbs on Linux rdma_rxe in 3 qemu guests) through incd"
@@ -78,4 +95,5 @@ set -e
 grep -E '^(incd_rxe:|PHASE|pcap|INCD_RXE)' "$LOG" | sed 's/^/   /'
 [ "$rc" = 0 ] || { echo "demo.sh: the real-ranks lab failed (exit $rc); last lines of $LOG:" >&2; tail -n 20 "$LOG" >&2; }
 echo "   artefacts (pcaps, incd log and metrics, the ranks' JSON lines): $OUT (log: $LOG)"
+torch_ddp || rc=1
 exit "$rc"

@@ -58,13 +58,13 @@ def worker(backend, mode, steps):
             p.register_hook(lambda g: torch.round(g.clamp(-GRAD_LIMIT, GRAD_LIMIT) / GRAD_QUANTUM)
                             * GRAD_QUANTUM)
     ddp = DDP(model)
-    opt = torch.optim.SGD(ddp.parameters(), lr=0.01)
+    opt = torch.optim.SGD(ddp.parameters(), lr=0.05)
     gen = torch.Generator().manual_seed(1234 + rank)
     w_true = torch.linspace(-1, 1, 16)
     losses, times = [], []
     for step in range(steps):
         x = torch.randn(32, 16, generator=gen)
-        y = (x @ w_true).unsqueeze(1).sin() + 0.1 * torch.randn(32, 1, generator=gen)
+        y = torch.tanh((x @ w_true).unsqueeze(1) / 2) + 0.05 * torch.randn(32, 1, generator=gen)
         t0 = time.perf_counter()
         opt.zero_grad()
         loss = torch.nn.functional.mse_loss(ddp(x), y)

@@ -27,6 +27,11 @@ PYTHON = "/usr/bin/python3"  # Debian's python3-torch; a pyenv python on PATH ha
 WINDOW = 16
 PMTU = 1024
 QPN_BASE = 0x100
+# The soft transport's fixed RTO (20 ms by default) times 8 tries is the longest a rank may be
+# starved of CPU before its QP fails (retry_exceeded): five python ranks, incd and inc-manager on
+# 2 shared CPUs, beside other jobs (a load of 12 measured), exceeded 160 ms. A lossless lab
+# never waits for this timer otherwise.
+RETRANSMIT_TIMEOUT_US = 200000
 # bytes of one group's slots at window 16, pmtu 1024 (arithmetic.md: 2*window*(32+accum+pmtu))
 GROUP_BYTES = {"fp32_arrival": 2 * WINDOW * (32 + 2 * PMTU + PMTU),
                "kulisch_fixed/fp32": 2 * WINDOW * (32 + 18688 + PMTU)}
@@ -87,6 +92,7 @@ class TorchLab:
              "INC_IFACE": r.ifname, "INC_MAC": r.mac, "INC_IP": r.ip, "INC_QPN": str(QPN_BASE),
              "INC_WINDOW": str(WINDOW), "INC_PMTU": str(PMTU), "INC_QUEUE_TIMEOUT_MS": "0",
              "INC_JOIN_TIMEOUT_MS": "60000", "INC_TIMEOUT_MS": "30000",
+             "INC_RETRANSMIT_TIMEOUT_US": str(RETRANSMIT_TIMEOUT_US),
              "RANK": str(r.index), "WORLD_SIZE": str(self.n), "MASTER_ADDR": "127.0.0.1",
              "MASTER_PORT": str(self.port), "GLOO_SOCKET_IFNAME": "lo", "OMP_NUM_THREADS": "1",
              "PYTHONPATH": self.pkg, "PYTHONUNBUFFERED": "1",

@@ -91,7 +91,9 @@ def summary():
         if g["state_reason"]:
             head += f" ({g['state_reason']})"
         lines.append(head)
-        for r in sorted(g["rows"], key=lambda r: (r["path"], r["collective"])):
+        order = sorted(g["rows"], key=lambda r: (r["path"] != "offloaded", r["path"],
+                                                 r["collective"]))
+        for r in order:
             why = f": {r['reason']}" if r["reason"] else ""
             lines.append(f"  {r['collective']:<22} {r['path']:<9} {r['calls']:>8} calls "
                          f"{r['bytes']:>12} bytes{why}")
