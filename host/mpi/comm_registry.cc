@@ -116,7 +116,7 @@ std::unique_ptr<CommState> CommRegistry::set_up(MPI_Comm comm, const std::string
   // The same answer on every member: no agreement needed.
   if (inter || size < 2) {
     s->why_not = inter ? "an intercommunicator (EPIC groups are intracommunicators)"
-                       : "a single rank: nothing to reduce";
+                       : "a single rank: nothing for the switch to do";
     report_.communicator(label, "mpi: " + s->why_not);
     return s;
   }
