@@ -17,6 +17,8 @@ Cases (each prints "CASE name PASS|FAIL ..."):
              failed, with its reason), an offloadable call still runs on EPIC
   no_memory  a tenant with room for one group: MPI_COMM_WORLD is EPIC's, a dup's group gets no
              INC memory (host fallback): reported as such, its calls run on MPI, results right
+  reproducible  INC_ACCUMULATOR=kulisch_fixed (INC_DTYPE=fp32): float sums whose arrival-order
+             result depends on the order are the exact sum rounded once, twice alike, offloaded
   bench      mean time of MPI_Allreduce (1024 ints) and MPI_Barrier, preloaded and PMPI
 Prints "MPI_OFFLOAD PASS|FAIL". Removes everything it created; needs root, mpicc and mpirun.
 """
@@ -81,7 +83,7 @@ def run(build):
     with incd_lab.Lab(build, "mpi") as lab:
         prog = os.path.join(lab.tmp, "mpi_offload_check")
         r = subprocess.run(["mpicc", "-O2", "-Wall", "-Wextra", "-Werror", "-o", prog,
-                            os.path.join(HERE, "mpi_offload_check.c")],
+                            os.path.join(HERE, "mpi_offload_check.c"), "-lm"],
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         if not case("compile", r.returncode == 0, "mpicc -Wall -Wextra -Werror"):
             print(r.stdout)
@@ -149,6 +151,19 @@ def run(build):
                    world[0]["outcome"].startswith("inc:") and nomem,
                    f"{[c['name'] + ': ' + c['outcome'] for c in comms]}")
         if not (rc == 0 and good and not diffs and nomem):
+            print(f"   rc={rc} differences={diffs}")
+            show(text)
+
+        rc, text, secs = m.mpirun([prog, "exact"], m.env(extra={
+            "INC_ACCUMULATOR": "kulisch_fixed", "INC_DTYPE": "fp32"}), 120)
+        reports = m.reports()
+        diffs = counts_match(reports, expectations(text))
+        good, _ = checks_ok(text, RANKS)
+        world = [c["outcome"] for c in reports[0].get("communicators", [])]
+        kulisch = bool(world) and "accumulator kulisch_fixed, dtype fp32" in world[0]
+        ok &= case("reproducible", rc == 0 and good and not diffs and kulisch,
+                   f"INC_ACCUMULATOR=kulisch_fixed: {world[0] if world else None}")
+        if not (rc == 0 and good and not diffs and kulisch):
             print(f"   rc={rc} differences={diffs}")
             show(text)
 

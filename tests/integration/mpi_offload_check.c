@@ -1,7 +1,7 @@
 /* mpi_offload_check: an ordinary MPI program (it knows nothing of EPIC) that checks what
  * libepic_mpi.so does when preloaded (docs/mpi.md; tests/integration/mpi_offload.py runs it).
  *
- *   mpirun -np 4 -x LD_PRELOAD=libepic_mpi.so mpi_offload_check [check|strict|nomem|bench N]
+ *   mpirun -np 4 -x LD_PRELOAD=libepic_mpi.so mpi_offload_check [check|strict|nomem|exact|bench N]
  *
  * check:  each of the six collectives with MPI_INT, MPI_FLOAT, MPI_INT8_T (and unsigned sums),
  *         MPI_SUM/MIN/MAX, several sizes, MPI_IN_PLACE, every root, datatypes moved as bytes
@@ -16,9 +16,12 @@
  * nomem:  a world MPI_Allreduce (offloaded), then on a duplicate of MPI_COMM_WORLD whose group
  *         the manager has no INC memory for (the test's tenant allows one group): calls that
  *         must be handed to MPI, results still right.
+ * exact:  with INC_ACCUMULATOR=kulisch_fixed: order-dependent float sums are the exact sum
+ *         rounded once, twice alike; int32 and min reductions still offloaded.
  * bench:  N MPI_Allreduce of 1024 MPI_INT and N MPI_Barrier through MPI_X and through PMPI_X;
  *         rank 0 prints the mean microseconds of each.
  * Exit status 0 when every result matched. */
+#include <math.h>
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -365,6 +368,33 @@ static int strict(void) {
   return 0;
 }
 
+/* INC_ACCUMULATOR=kulisch_fixed: float sums whose arrival-order result depends on the order
+ * (1 + three times 2^-24 gives 1 or 1 + 2^-22) must be the exact sum rounded once, on every
+ * run; the exact sum is computed here from every rank's input (in double: exact for them). */
+static void exact(void) {
+  enum { N = 4096 };
+  static float in[N], got[N], again[N], want[N], all[4 * N];
+  int size = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  for (int i = 0; i < N; ++i) {
+    in[i] = world_rank == i % size ? 1.0f + (float)(i % 8) * 0.125f : ldexpf(1.0f, -24 - i % 3);
+  }
+  PMPI_Allgather(in, N, MPI_FLOAT, all, N, MPI_FLOAT, MPI_COMM_WORLD);
+  for (int i = 0; i < N; ++i) {
+    double sum = 0;
+    for (int r = 0; r < size; ++r) sum += all[r * N + i];
+    want[i] = (float)sum;
+  }
+  MPI_Allreduce(in, got, N, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Allreduce(in, again, N, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+  compare("kulisch_fixed MPI_Allreduce: the exact sum rounded once", got, want, sizeof got);
+  compare("kulisch_fixed MPI_Allreduce: the same bits again", again, got, sizeof got);
+  expect(ALLREDUCE, 1);
+  expect(ALLREDUCE, 1);
+  allreduce(MPI_COMM_WORLD, MPI_INT, MPI_SUM, 1000, 0, 1);
+  allreduce(MPI_COMM_WORLD, MPI_FLOAT, MPI_MIN, 1000, 0, 1);
+}
+
 static void bench(int n) {
   int in[1024], out[1024];
   fill(MPI_INT, in, 1024, world_rank, 2);
@@ -416,6 +446,8 @@ int main(int argc, char** argv) {
     reduce(dup, MPI_INT, MPI_MIN, 500, 1, 0, 0);
     MPI_Comm_free(&dup);
     allreduce(MPI_COMM_WORLD, MPI_FLOAT, MPI_SUM, 1000, 0, 1);
+  } else if (strcmp(mode, "exact") == 0) {
+    exact();
   } else if (strcmp(mode, "bench") == 0) {
     bench(argc > 2 ? atoi(argv[2]) : 200);
   } else {
