@@ -232,13 +232,13 @@ void ProcessGroupEpic::shutdown() {
   }
   cv_.notify_all();
   if (worker_.joinable()) worker_.join();
+  // comm_ stays (closed) until the destructor: callers read it without the lock.
   if (comm_) {
     const inc::Status s = comm_->close();
     if (!s.ok()) {
       std::fprintf(stderr, "epic_torch: %s: close: %s\n", stats_->label().c_str(),
                    s.message.c_str());
     }
-    comm_.reset();
   }
   if (stats_) stats_->set_state("closed", join_reason_);
 }
@@ -287,6 +287,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupEpic::submit(c10d::OpType type,
 }
 
 void ProcessGroupEpic::worker_loop() {
+  // Results are written into the user's tensors (copies of gathers included), never recorded
+  // by autograd: as Gloo's worker threads do.
+  at::NoGradGuard no_grad;
   for (;;) {
     Task task;
     {

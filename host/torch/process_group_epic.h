@@ -155,7 +155,9 @@ class ProcessGroupEpic : public c10d::ProcessGroup {
 
   const BackendOptions options_;
   c10::intrusive_ptr<c10d::ProcessGroup> gloo_;
-  std::unique_ptr<inc::Communicator> comm_;  // null: every call goes to Gloo
+  // Null: every call goes to Gloo. Set by the constructor only (closed by shutdown()), so
+  // callers may test it without the lock; only the worker uses it.
+  std::unique_ptr<inc::Communicator> comm_;
   std::string group_name_;
   std::string join_reason_;  // why comm_ is null
   std::shared_ptr<OffloadStats> stats_;
