@@ -5,7 +5,7 @@
 every collective the backend offloads — all_reduce (SUM, MIN, MAX), reduce, broadcast,
 all_gather, all_gather_into_tensor (_allgather_base), reduce_scatter, reduce_scatter_tensor
 (_reduce_scatter_base), barrier — for int32, float32, float16, bfloat16 and int8, at 1,000
-elements and (float32) 300,000, and compare each result bit for bit with the same call on a
+elements and (float32) 100,000 (400 KB: above libinc's 64 KiB input copy), and compare each result bit for bit with the same call on a
 Gloo group of the same ranks (Gloo 1.13 has no bfloat16 reductions, ReduceScatter or
 _allgather_base: those are compared with Gloo's AllReduce / list AllGather, or with the exact
 result each rank computes from every rank's inputs, which every case is also checked against).
@@ -17,7 +17,7 @@ reasons in the counters); a float64 broadcast is offloaded (broadcast moves byte
 offload counters of every rank show the offloaded calls; the manager lists the world group's
 manager group while it runs and incd's engine counted aggregations; a group created with
 EPIC_TORCH_STRICT=1 offloads a float32 all_reduce and fails the float64 one instead of falling
-back. Prints "TORCH_COLLECTIVES PASS|FAIL".
+back; a bad INC_QPN on rank 1 fails the creation of a group on every rank, naming rank 1. Prints "TORCH_COLLECTIVES PASS|FAIL".
   torch_collectives.py BUILD_DIR
 """
 import json
@@ -77,13 +77,20 @@ def worker():
         if gloo_got is not None and not torch.equal(got, gloo_got):
             failures.append(f"{name}: differs from Gloo's result")
 
+    phases, t_phase = {}, time.time()
+
+    def phase(name):
+        nonlocal t_phase
+        phases[name] = round(time.time() - t_phase, 1)
+        t_phase = time.time()
+
     ops = {"sum": dist.ReduceOp.SUM, "min": dist.ReduceOp.MIN, "max": dist.ReduceOp.MAX,
            "product": dist.ReduceOp.PRODUCT}
     dtypes = [torch.int32, torch.float32, torch.float16, torch.bfloat16, torch.int8]
     seed = 0
     for dtype in dtypes:
         gloo_reduces = dtype != torch.bfloat16  # Gloo 1.13: "Invalid scalar type"
-        sizes = [1000, 300000] if dtype == torch.float32 else [1000]
+        sizes = [1000, 100000] if dtype == torch.float32 else [1000]
         for count in sizes:
             tag = f"{str(dtype).replace('torch.', '')}x{count}"
             for opname in ("sum", "min", "max"):
@@ -149,6 +156,7 @@ def worker():
             dist.reduce_scatter_tensor(out, xs[rank], op=dist.ReduceOp.SUM)
             same(f"reduce_scatter_tensor sum {tag}", out, want, g)
     dist.barrier()
+    phase("offloaded_cases")
 
     # Falls back to Gloo, with the reason counted; results still right.
     for dtype, opname in ((torch.float64, "sum"), (torch.int64, "sum"), (torch.int32, "product")):
@@ -166,6 +174,7 @@ def worker():
     same("broadcast float64 (offloaded as bytes)", t, xs[3])
 
     groups_seen = torch_lab.incctl_groups() if rank == 0 else {}
+    phase("fallback_cases")
 
     # Strict mode: a group created with EPIC_TORCH_STRICT=1 fails instead of falling back.
     os.environ["EPIC_TORCH_STRICT"] = "1"
@@ -180,7 +189,20 @@ def worker():
     except RuntimeError as e:
         strict_error = str(e)
     dist.barrier()
-    result = {"rank": rank, "checked": checked, "failures": failures,
+    phase("strict_group")
+    # A bad INC_* value on one rank fails the group's creation on every rank, naming that rank.
+    if rank == 1:
+        os.environ["INC_QPN"] = "0x1000000"
+    config_error = ""
+    try:
+        dist.new_group(backend="epic")
+    except RuntimeError as e:
+        config_error = str(e)
+    os.environ["INC_QPN"] = str(torch_lab.QPN_BASE)
+    dist.barrier()
+    phase("bad_config_group")
+    result = {"rank": rank, "checked": checked, "failures": failures, "phases_s": phases,
+              "config_error": config_error,
               "counters": epic_torch.counters(), "world_group": world_pg.group_name,
               "world_offloading": world_pg.offloading, "describe": world_pg.describe(),
               "groups_seen": groups_seen, "strict_offloaded": strict_offloaded,
@@ -224,6 +246,7 @@ def test(build):
                                                                    for x in results),
                               f"rank 0 offloaded {offloaded[0]}")
         print(f"   rank 0 world group: {results[0]['describe']}")
+        print(f"   rank 0 phases (s): {results[0]['phases_s']}")
         reasons = [sorted({r["reason"] for r in rows(x, "fallback")}) for x in results]
         expect = ("dtype Double", "dtype Long", "ReduceOp.PRODUCT")
         said = all(any(e in r for r in rs) for rs in reasons for e in expect)
@@ -241,6 +264,10 @@ def test(build):
                         and "dtype Double" in x["strict_error"] for x in results)
         ok &= torch_lab.check("strict_mode_fails", strict_ok,
                               f"rank 0: {results[0]['strict_error'][:200]}")
+        errs = [x["config_error"] for x in results]
+        ok &= torch_lab.check("bad_config_fails_every_rank",
+                              all("bad EPIC configuration on rank 1" in e and "INC_QPN=0x1000000"
+                                  in e for e in errs), f"rank 0: {errs[0][:240]}")
         print("--- rank 0's summary at exit:")
         print("\n".join(ln for ln in res[0][2].splitlines() if ln.startswith(("epic_torch", "  "))))
         if not ok:

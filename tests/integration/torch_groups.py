@@ -9,7 +9,8 @@ rounds of an asynchronous all_reduce on the world group and one on its subgroup 
 (each group's worker thread drives its own QP), checking every result; the manager lists the
 three groups installed while they run. Then a fourth group (new_group of all ranks) finds no
 INC memory: the manager refuses it (RESOURCE_EXHAUSTED), every member says so once and runs its
-collectives on Gloo — still right, counted as fallbacks with that reason.
+collectives on Gloo — still right, counted as fallbacks with that reason; a fifth one, created
+with EPIC_TORCH_STRICT=1, fails on every rank instead.
 Prints "TORCH_GROUPS PASS|FAIL".
   torch_groups.py BUILD_DIR
 """
@@ -64,7 +65,16 @@ def worker():
     if not torch.equal(t, torch.full_like(t, float(n))):
         failures.append(f"fourth group (Gloo): {t[:2].tolist()}")
     dist.barrier()
-    result = {"rank": rank, "failures": failures, "names": names,
+    # The same without memory under EPIC_TORCH_STRICT=1: creating the group fails on every rank.
+    os.environ["EPIC_TORCH_STRICT"] = "1"
+    strict_error = ""
+    try:
+        dist.new_group(list(range(n)))
+    except RuntimeError as e:
+        strict_error = str(e)
+    del os.environ["EPIC_TORCH_STRICT"]
+    dist.barrier()
+    result = {"rank": rank, "failures": failures, "names": names, "strict_error": strict_error,
               "seen": seen if rank == 0 else {}, "counters": epic_torch.counters()}
     print("RESULT " + json.dumps(result), flush=True)
     dist.destroy_process_group()
@@ -105,6 +115,10 @@ def test(build):
                               for x in g["rows"]) for g in fourth)
         ok &= torch_lab.check("fourth_group_falls_back", refused,
                               f"rank 0: {fourth[0]['state_reason'][:300]}")
+        strict = [r["strict_error"] for r in results]
+        ok &= torch_lab.check("strict_group_fails_without_memory",
+                              all("EPIC_TORCH_STRICT=1" in e and "no INC memory" in e
+                                  for e in strict), f"rank 0: {strict[0][:200]}")
         said = all("every collective of this group falls back to Gloo" in text
                    for _, _, text, _ in res)
         ok &= torch_lab.check("fallback_said_once_per_rank", said)
