@@ -13,14 +13,11 @@
 namespace epic::mpi {
 namespace {
 
-// The attribute every set-up communicator carries: its CommState (looked up per collective),
-// and a delete callback that leaves the group when MPI frees the communicator (MPI_Comm_free,
-// MPI_Comm_disconnect, MPI_Finalize).
-int g_keyval = MPI_KEYVAL_INVALID;
-CommRegistry* g_registry = nullptr;
-
-int on_delete(MPI_Comm comm, int /*keyval*/, void* /*state*/, void* /*extra*/) {
-  if (g_registry) g_registry->release(comm);  // never the pointer: finish() may have freed it
+// The delete callback of the registry's attribute: MPI frees the communicator (MPI_Comm_free,
+// MPI_Comm_disconnect), so its group is left. `extra` is the registry; never the attribute's
+// value, which finish() may have freed.
+int on_delete(MPI_Comm comm, int /*keyval*/, void* /*state*/, void* extra) {
+  static_cast<CommRegistry*>(extra)->release(comm);
   return MPI_SUCCESS;
 }
 
@@ -47,8 +44,7 @@ void CommRegistry::init() {
     return;
   }
   env_ = read_rank_env(rank);
-  g_registry = this;
-  PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, on_delete, &g_keyval, nullptr);
+  PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, on_delete, &keyval_, this);
   CommState& world = get(MPI_COMM_WORLD);
   if (rank == 0) {
     report_.say("MPI_COMM_WORLD: " +
@@ -60,8 +56,8 @@ std::string CommRegistry::label(MPI_Comm comm) {
   if (comm == MPI_COMM_WORLD) return "MPI_COMM_WORLD";
   void* value = nullptr;
   int found = 0;
-  if (g_keyval != MPI_KEYVAL_INVALID &&
-      PMPI_Comm_get_attr(comm, g_keyval, &value, &found) == MPI_SUCCESS && found) {
+  if (keyval_ != MPI_KEYVAL_INVALID &&
+      PMPI_Comm_get_attr(comm, keyval_, &value, &found) == MPI_SUCCESS && found) {
     return static_cast<CommState*>(value)->label;
   }
   char name[MPI_MAX_OBJECT_NAME] = {};
@@ -75,7 +71,7 @@ std::string CommRegistry::label(MPI_Comm comm) {
 CommState& CommRegistry::get(MPI_Comm comm) {
   void* value = nullptr;
   int found = 0;
-  if (PMPI_Comm_get_attr(comm, g_keyval, &value, &found) == MPI_SUCCESS && found) {
+  if (PMPI_Comm_get_attr(comm, keyval_, &value, &found) == MPI_SUCCESS && found) {
     return *static_cast<CommState*>(value);
   }
   std::string label = "MPI_COMM_WORLD";
@@ -94,7 +90,7 @@ CommState& CommRegistry::get(MPI_Comm comm) {
     std::lock_guard<std::mutex> lock(mu_);
     comms_[comm] = std::move(state);
   }
-  PMPI_Comm_set_attr(comm, g_keyval, raw);
+  PMPI_Comm_set_attr(comm, keyval_, raw);
   return *raw;
 }
 
@@ -227,10 +223,9 @@ void CommRegistry::finish() {
   }
   for (auto& [comm, s] : all) {
     close(*s);
-    PMPI_Comm_delete_attr(comm, g_keyval);  // its callback finds nothing left to release
+    PMPI_Comm_delete_attr(comm, keyval_);  // its callback finds nothing left to release
   }
-  if (g_keyval != MPI_KEYVAL_INVALID) PMPI_Comm_free_keyval(&g_keyval);
-  g_registry = nullptr;
+  if (keyval_ != MPI_KEYVAL_INVALID) PMPI_Comm_free_keyval(&keyval_);
 }
 
 }  // namespace epic::mpi

@@ -62,6 +62,9 @@ class CommRegistry {
 
   Report& report_;
   RankEnv env_;
+  // The attribute every set-up communicator carries: its CommState (looked up per collective)
+  // and a delete callback that leaves the group when MPI frees the communicator.
+  int keyval_ = MPI_KEYVAL_INVALID;
   bool disabled_ = false;
   int world_rank_ = -1;
   uint64_t labels_ = 0;  // communicators met so far (names the unnamed ones)
