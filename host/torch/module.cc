@@ -7,8 +7,8 @@
 #include <pybind11/stl.h>
 #include <torch/csrc/utils/pybind.h>
 
+#include "host/torch/inc_link.h"
 #include "host/torch/offload_stats.h"
-#include "host/torch/pg_config.h"
 #include "host/torch/process_group_epic.h"
 
 namespace py = pybind11;

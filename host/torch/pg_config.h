@@ -15,17 +15,9 @@
 #include <string>
 
 #include "host/inc/comm_config.h"
+#include "host/torch/inc_link.h"  // PgIdentity, kQpnStride
 
 namespace epic::torch_backend {
-
-inline constexpr uint32_t kQpnStride = 4;
-
-struct PgIdentity {
-  uint16_t rank = 0;
-  uint16_t size = 0;
-  uint32_t pg_index = 0;  // this process's count of epic process groups before this one
-  std::string group;      // the manager group's name, the same on every member
-};
 
 struct PgConfig {
   inc::CommConfig config;

@@ -9,9 +9,6 @@
 #include <random>
 #include <stdexcept>
 
-#include "host/inc/communicator.h"
-#include "host/torch/pg_config.h"
-
 namespace epic::torch_backend {
 
 namespace {
@@ -21,31 +18,31 @@ bool env_flag(const char* name) {
   return v != nullptr && v[0] != '\0' && std::strcmp(v, "0") != 0;
 }
 
-std::optional<inc::DType> epic_dtype(at::ScalarType s) {
+std::optional<Elem> epic_dtype(at::ScalarType s) {
   switch (s) {
     case at::kInt:
-      return inc::DType::kInt32;
+      return Elem::kInt32;
     case at::kFloat:
-      return inc::DType::kFp32;
+      return Elem::kFp32;
     case at::kHalf:
-      return inc::DType::kFp16;
+      return Elem::kFp16;
     case at::kBFloat16:
-      return inc::DType::kBf16;
+      return Elem::kBf16;
     case at::kChar:
-      return inc::DType::kInt8;
+      return Elem::kInt8;
     default:
       return std::nullopt;
   }
 }
 
-std::optional<inc::ReduceOp> epic_op(c10d::ReduceOp op) {
+std::optional<Reduction> epic_op(c10d::ReduceOp op) {
   switch (op.op_) {
     case c10d::ReduceOp::SUM:
-      return inc::ReduceOp::kSum;
+      return Reduction::kSum;
     case c10d::ReduceOp::MIN:
-      return inc::ReduceOp::kMin;
+      return Reduction::kMin;
     case c10d::ReduceOp::MAX:
-      return inc::ReduceOp::kMax;
+      return Reduction::kMax;
     default:
       return std::nullopt;
   }
@@ -86,14 +83,6 @@ std::string random_id() {
 
 std::vector<uint8_t> bytes_of(const std::string& s) { return {s.begin(), s.end()}; }
 std::string string_of(const std::vector<uint8_t>& v) { return {v.begin(), v.end()}; }
-
-// "" when done; libinc's refusal (nothing sent) as the reason to fall back; throws otherwise.
-std::string outcome(const char* what, const inc::Status& s) {
-  if (s.ok()) return "";
-  if (s.code == inc::Code::kInvalidArgument) return s.message;
-  throw std::runtime_error(std::string("epic_torch: ") + what + " failed on EPIC (" +
-                           std::string(inc::to_string(s.code)) + "): " + s.message);
-}
 
 void check_one(const std::vector<at::Tensor>& tensors, const char* what) {
   TORCH_CHECK(tensors.size() == 1, "epic: ", what, " takes one tensor per process, got ",
@@ -171,10 +160,10 @@ void ProcessGroupEpic::join(const c10::intrusive_ptr<c10d::Store>& store,
 
   // A configuration error on any member is an error on every member (nobody is left waiting
   // in a rendezvous the others never join).
-  PgConfig cfg = pg_config_from_env(
+  std::unique_ptr<IncLink> link = IncLink::configure(
       {static_cast<uint16_t>(rank_), static_cast<uint16_t>(size_), pg_index, group_name_});
   store->set(gen + "config/" + std::to_string(rank_),
-             bytes_of(cfg.error.empty() ? "ok" : cfg.error));
+             bytes_of(link->error().empty() ? "ok" : link->error()));
   std::vector<std::string> keys;
   for (int q = 0; q < size_; ++q) keys.push_back(gen + "config/" + std::to_string(q));
   store->wait(keys, timeout);
@@ -182,16 +171,16 @@ void ProcessGroupEpic::join(const c10::intrusive_ptr<c10d::Store>& store,
     const std::string e = string_of(store->get(keys[q]));
     TORCH_CHECK(e == "ok", "epic: bad EPIC configuration on rank ", q, " of ", label, ": ", e);
   }
-  if (!cfg.notes.empty() && (rank_ == 0 || options_.log_every_call)) {
-    std::fprintf(stderr, "epic_torch: %s: %s\n", label.c_str(), cfg.notes.c_str());
+  if (!link->notes().empty() && (rank_ == 0 || options_.log_every_call)) {
+    std::fprintf(stderr, "epic_torch: %s: %s\n", label.c_str(), link->notes().c_str());
   }
 
   // The join blocks until every member arrived and the manager answered (INC_JOIN_TIMEOUT_MS).
-  inc::Communicator::Created created = inc::Communicator::create(cfg.config);
-  store->set(gen + "join/" + std::to_string(rank_), bytes_of(created.ok() ? "ok" : created.error));
+  const std::string joined = link->join();
+  store->set(gen + "join/" + std::to_string(rank_), bytes_of(joined.empty() ? "ok" : joined));
   keys.clear();
   for (int q = 0; q < size_; ++q) keys.push_back(gen + "join/" + std::to_string(q));
-  const auto join_wait = cfg.config.manager.join_timeout + std::chrono::seconds(30);
+  const auto join_wait = link->join_timeout() + std::chrono::seconds(30);
   store->wait(keys, std::min<std::chrono::milliseconds>(timeout, join_wait));
   for (int q = 0; q < size_ && join_reason_.empty(); ++q) {
     const std::string e = string_of(store->get(keys[q]));
@@ -199,14 +188,14 @@ void ProcessGroupEpic::join(const c10::intrusive_ptr<c10d::Store>& store,
       join_reason_ = "the group is not on EPIC (rank " + std::to_string(q) + ": " + e + ")";
   }
   if (join_reason_.empty()) {
-    comm_ = std::move(created.value);
+    link_ = std::move(link);
     stats_->set_state("inc", "");
     if (rank_ == 0 || options_.log_every_call) {
       std::fprintf(stderr, "epic_torch: %s: offloading: %s\n", label.c_str(), describe().c_str());
     }
     return;
   }
-  if (created.ok()) created.value->close();  // a member failed: leave the group we joined
+  link->close();  // a member failed: leave the group if this rank joined it
   stats_->set_state("gloo", join_reason_);
   TORCH_CHECK(!options_.strict, "epic: EPIC_TORCH_STRICT=1 and ", label, ": ", join_reason_);
   std::fprintf(stderr, "epic_torch: %s: every collective of this group falls back to Gloo: %s\n",
@@ -214,13 +203,8 @@ void ProcessGroupEpic::join(const c10::intrusive_ptr<c10d::Store>& store,
 }
 
 std::string ProcessGroupEpic::describe() const {
-  if (!comm_) return "gloo fallback: " + join_reason_;
-  const auto& a = comm_->arith();
-  std::string s = "manager group " + group_name_ + ", mode " + std::string(comm_->mode()) +
-                  ", transport " + std::string(comm_->transport()) + ", accumulator " +
-                  std::string(vocab::to_string(a.profile));
-  if (a.dtype) s += " dtype " + std::string(vocab::to_string(*a.dtype));
-  return s;
+  if (!link_) return "gloo fallback: " + join_reason_;
+  return "manager group " + group_name_ + ", " + link_->describe();
 }
 
 void ProcessGroupEpic::shutdown() {
@@ -232,13 +216,11 @@ void ProcessGroupEpic::shutdown() {
   }
   cv_.notify_all();
   if (worker_.joinable()) worker_.join();
-  // comm_ stays (closed) until the destructor: callers read it without the lock.
-  if (comm_) {
-    const inc::Status s = comm_->close();
-    if (!s.ok()) {
-      std::fprintf(stderr, "epic_torch: %s: close: %s\n", stats_->label().c_str(),
-                   s.message.c_str());
-    }
+  // link_ stays (closed) until the destructor: callers read it without the lock.
+  if (link_) {
+    const std::string e = link_->close();
+    if (!e.empty())
+      std::fprintf(stderr, "epic_torch: %s: close: %s\n", stats_->label().c_str(), e.c_str());
   }
   if (stats_) stats_->set_state("closed", join_reason_);
 }
@@ -250,7 +232,7 @@ uint8_t* ProcessGroupEpic::staging(size_t bytes, int which) {
 }
 
 std::string ProcessGroupEpic::refuse_bytes(const at::Tensor& t) const {
-  if (!comm_) return join_reason_;
+  if (!link_) return join_reason_;
   if (!t.device().is_cpu())
     return "tensor on " + t.device().str() + " (EPIC ranks use host memory)";
   if (t.layout() != at::kStrided) return "sparse tensor";
@@ -345,13 +327,13 @@ void ProcessGroupEpic::direct_to_gloo(const std::string& collective, uint64_t by
   stats_->record(collective, Path::kFallback, why, bytes);
 }
 
-std::string ProcessGroupEpic::reduce_into(const char* what, const at::Tensor& t, bool keep,
-                                          const std::function<inc::Status(uint8_t*)>& call) {
+std::string ProcessGroupEpic::reduce_into(const at::Tensor& t, bool keep,
+                                          const std::function<std::string(uint8_t*)>& call) {
   if (t.numel() == 0) return "";
   // Into a staging buffer, not in place: a large input is read until the switch acknowledges
   // it, after the results arrived.
   uint8_t* out = staging(t.nbytes(), 1);
-  const std::string r = outcome(what, call(out));
+  const std::string r = call(out);
   if (r.empty() && keep) std::memcpy(t.data_ptr(), out, t.nbytes());
   return r;
 }
@@ -369,8 +351,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupEpic::allreduce(std::vector<at::Tenso
   at::Tensor t = tensors[0];
   std::string why = refuse_reduction(t, opts.reduceOp);
   auto offload = [this, t, op = opts.reduceOp]() {
-    return reduce_into("allreduce", t, true, [&](uint8_t* out) {
-      return comm_->allreduce(t.data_ptr(), out, t.numel(), *epic_dtype(t.scalar_type()),
+    return reduce_into(t, true, [&](uint8_t* out) {
+      return link_->allreduce(t.data_ptr(), out, t.numel(), *epic_dtype(t.scalar_type()),
                               *epic_op(op));
     });
   };
@@ -385,8 +367,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupEpic::reduce(std::vector<at::Tensor>&
   at::Tensor t = tensors[0];
   std::string why = refuse_reduction(t, opts.reduceOp);
   auto offload = [this, t, opts]() {
-    return reduce_into("reduce", t, opts.rootRank == rank_, [&](uint8_t* out) {
-      return comm_->reduce(t.data_ptr(), out, t.numel(), *epic_dtype(t.scalar_type()),
+    return reduce_into(t, opts.rootRank == rank_, [&](uint8_t* out) {
+      return link_->reduce(t.data_ptr(), out, t.numel(), *epic_dtype(t.scalar_type()),
                            *epic_op(opts.reduceOp), static_cast<uint16_t>(opts.rootRank));
     });
   };
@@ -403,17 +385,16 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupEpic::broadcast(std::vector<at::Tenso
   std::string why = refuse_bytes(t);
   auto offload = [this, t, root = opts.rootRank]() -> std::string {
     if (t.nbytes() == 0) return "";
-    return outcome("broadcast", comm_->broadcast(t.data_ptr(), t.nbytes(), inc::DType::kInt8,
-                                                 static_cast<uint16_t>(root)));
+    return link_->broadcast_bytes(t.data_ptr(), t.nbytes(), static_cast<uint16_t>(root));
   };
   auto fallback = [this, tensors, opts]() mutable { gloo_wait(gloo_->broadcast(tensors, opts)); };
   return submit(c10d::OpType::BROADCAST, "broadcast", why, t.nbytes(), tensors, offload, fallback);
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupEpic::barrier(const c10d::BarrierOptions& opts) {
-  auto offload = [this]() { return outcome("barrier", comm_->barrier()); };
+  auto offload = [this]() { return link_->barrier(); };
   auto fallback = [this, opts]() { gloo_wait(gloo_->barrier(opts)); };
-  return submit(c10d::OpType::BARRIER, "barrier", comm_ ? "" : join_reason_, 0, {}, offload,
+  return submit(c10d::OpType::BARRIER, "barrier", link_ ? "" : join_reason_, 0, {}, offload,
                 fallback);
 }
 
@@ -436,8 +417,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupEpic::allgather(
     const size_t nb = in.nbytes();
     if (nb == 0) return "";
     uint8_t* all = staging(nb * size_, 0);
-    const std::string r =
-        outcome("allgather", comm_->allgather(in.data_ptr(), all, nb, inc::DType::kInt8));
+    const std::string r = link_->allgather_bytes(in.data_ptr(), all, nb);
     if (!r.empty()) return r;
     for (int q = 0; q < size_; ++q) {
       flat[q].copy_(at::from_blob(all + nb * q, flat[q].sizes(), in.options()));
@@ -461,8 +441,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupEpic::_allgather_base(
   if (why.empty()) why = refuse_bytes(output);
   auto offload = [this, output, input]() -> std::string {
     if (input.nbytes() == 0) return "";
-    return outcome("_allgather_base", comm_->allgather(input.data_ptr(), output.data_ptr(),
-                                                       input.nbytes(), inc::DType::kInt8));
+    return link_->allgather_bytes(input.data_ptr(), output.data_ptr(), input.nbytes());
   };
   // Gloo has no _allgather_base (1.13): its list form into views of the output.
   auto fallback = [this, output, input, opts]() mutable {
@@ -511,8 +490,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupEpic::reduce_scatter(
     for (int q = 0; q < size_; ++q) {
       at::from_blob(send + nb * q, ins[q].sizes(), out.options()).copy_(ins[q]);
     }
-    return reduce_into("reduce_scatter", out, true, [&](uint8_t* recv) {
-      return comm_->reduce_scatter(send, recv, out.numel(), *epic_dtype(out.scalar_type()),
+    return reduce_into(out, true, [&](uint8_t* recv) {
+      return link_->reduce_scatter(send, recv, out.numel(), *epic_dtype(out.scalar_type()),
                                    *epic_op(op));
     });
   };
@@ -535,8 +514,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupEpic::_reduce_scatter_base(
   std::string why = refuse_reduction(input, opts.reduceOp);
   if (why.empty()) why = refuse_bytes(output);
   auto offload = [this, output, input, op = opts.reduceOp]() {
-    return reduce_into("_reduce_scatter_base", output, true, [&](uint8_t* out) {
-      return comm_->reduce_scatter(input.data_ptr(), out, output.numel(),
+    return reduce_into(output, true, [&](uint8_t* out) {
+      return link_->reduce_scatter(input.data_ptr(), out, output.numel(),
                                    *epic_dtype(input.scalar_type()), *epic_op(op));
     });
   };

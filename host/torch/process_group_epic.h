@@ -32,12 +32,8 @@
 #include <torch/csrc/distributed/c10d/Store.hpp>
 #include <vector>
 
+#include "host/torch/inc_link.h"
 #include "host/torch/offload_stats.h"
-
-namespace epic::inc {
-class Communicator;
-struct Status;
-}  // namespace epic::inc
 
 namespace epic::torch_backend {
 
@@ -109,7 +105,7 @@ class ProcessGroupEpic : public c10d::ProcessGroup {
   std::shared_ptr<OffloadStats> stats() const { return stats_; }
   // The manager group's name; "inc" or "gloo" (every call falls back, reason()).
   const std::string& group_name() const { return group_name_; }
-  bool offloading() const { return comm_ != nullptr; }
+  bool offloading() const { return link_ != nullptr; }
   std::string describe() const;
   // Runs what is queued, stops the worker and leaves the manager group (LeaveGroup). Later
   // calls fail. Idempotent; the destructor calls it.
@@ -147,19 +143,19 @@ class ProcessGroupEpic : public c10d::ProcessGroup {
   void join(const c10::intrusive_ptr<c10d::Store>& store, const std::string& torch_group,
             uint32_t pg_index, std::chrono::milliseconds timeout);
   uint8_t* staging(size_t bytes, int which);
-  // Runs `call` into a staging buffer and copies the result into `t` when `keep`: "" or the
-  // refusal, as Offload.
-  std::string reduce_into(const char* what, const at::Tensor& t, bool keep,
-                          const std::function<inc::Status(uint8_t*)>& call);
+  // Runs `call` (an IncLink call) into a staging buffer and copies the result into `t` when
+  // `keep`: "" or the refusal, as Offload.
+  std::string reduce_into(const at::Tensor& t, bool keep,
+                          const std::function<std::string(uint8_t*)>& call);
   void check_root(int64_t root, const char* what) const;
 
   const BackendOptions options_;
   c10::intrusive_ptr<c10d::ProcessGroup> gloo_;
   // Null: every call goes to Gloo. Set by the constructor only (closed by shutdown()), so
   // callers may test it without the lock; only the worker uses it.
-  std::unique_ptr<inc::Communicator> comm_;
+  std::unique_ptr<IncLink> link_;
   std::string group_name_;
-  std::string join_reason_;  // why comm_ is null
+  std::string join_reason_;  // why link_ is null
   std::shared_ptr<OffloadStats> stats_;
 
   std::mutex mu_;
