@@ -21,7 +21,8 @@ std::string type_name(MPI_Datatype t) {
   if (t == MPI_DATATYPE_NULL) return "MPI_DATATYPE_NULL";
   char name[MPI_MAX_OBJECT_NAME] = {};
   int len = 0;
-  if (PMPI_Type_get_name(t, name, &len) == MPI_SUCCESS && len > 0) return std::string(name, len);
+  if (PMPI_Type_get_name(t, name, &len) == MPI_SUCCESS && len > 0)
+    return {name, static_cast<size_t>(len)};
   return named(t) ? "an unnamed predefined datatype" : "a derived datatype";
 }
 
@@ -66,18 +67,15 @@ Reduction map_reduction(MPI_Datatype t, MPI_Op op) {
   // Unsigned sums wrap like the signed ones (two's complement, docs/arithmetic.md), so they
   // have the same bits; their order (min, max) is another.
   const bool sum = r.op == ReduceOp::kSum;
-  if (t == MPI_INT || t == MPI_INT32_T) {
-    r.t = DType::kInt32;
-  } else if (sum && (t == MPI_UNSIGNED || t == MPI_UINT32_T)) {
+  const bool unsigned32 = t == MPI_UNSIGNED || t == MPI_UINT32_T;
+  const bool unsigned8 = t == MPI_UNSIGNED_CHAR || t == MPI_UINT8_T;
+  if (t == MPI_INT || t == MPI_INT32_T || (sum && unsigned32)) {
     r.t = DType::kInt32;
   } else if (t == MPI_FLOAT) {
     r.t = DType::kFp32;
-  } else if (t == MPI_SIGNED_CHAR || t == MPI_INT8_T) {
+  } else if (t == MPI_SIGNED_CHAR || t == MPI_INT8_T || (sum && unsigned8)) {
     r.t = DType::kInt8;
-  } else if (sum && (t == MPI_UNSIGNED_CHAR || t == MPI_UINT8_T)) {
-    r.t = DType::kInt8;
-  } else if (!sum && (t == MPI_UNSIGNED || t == MPI_UINT32_T || t == MPI_UNSIGNED_CHAR ||
-                      t == MPI_UINT8_T)) {
+  } else if (unsigned32 || unsigned8) {
     r.why_not = "datatype " + type_name(t) + " with " + op_name(op) +
                 ": EPIC orders signed integers only (unsigned sums are offloaded)";
   } else {

@@ -103,7 +103,7 @@ std::string reduction_why(const Reduction& r, int count) {
 
 std::vector<uint8_t> copy_of(const void* p, size_t bytes) {
   const auto* b = static_cast<const uint8_t*>(p);
-  return std::vector<uint8_t>(b, b + bytes);
+  return {b, b + bytes};
 }
 
 size_t elem_bytes(DType t) { return vocab::wire_bytes(t); }
@@ -225,7 +225,7 @@ int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm
         const bool is_root = c.rank() == root;
         std::vector<uint8_t> bytes = is_root ? pack(buffer, count, datatype, lay.bytes, comm)
                                              : std::vector<uint8_t>(lay.bytes);
-        const epic::inc::Status st =
+        epic::inc::Status st =
             c.broadcast(bytes.data(), lay.bytes, DType::kInt8, static_cast<uint16_t>(root));
         if (st.ok() && !is_root) unpack(bytes, buffer, count, datatype, comm);
         return st;
@@ -297,7 +297,7 @@ int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
         }
         if (recv_dense) return c.allgather(src, recvbuf, send.bytes, DType::kInt8);
         std::vector<uint8_t> out(total);
-        const epic::inc::Status st = c.allgather(src, out.data(), send.bytes, DType::kInt8);
+        epic::inc::Status st = c.allgather(src, out.data(), send.bytes, DType::kInt8);
         if (st.ok()) unpack(out, recvbuf, recvcount * c.size(), recvtype, comm);
         return st;
       },

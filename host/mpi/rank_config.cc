@@ -45,12 +45,14 @@ std::string read_file(const std::string& path, std::map<std::string, std::string
     if (s.empty()) continue;
     if (s.rfind("export ", 0) == 0) s = trim(s.substr(7));
     const auto eq = s.find('=');
-    if (eq == std::string::npos) {
-      return path + ":" + std::to_string(n) + ": expected KEY=VALUE, got '" + s + "'";
-    }
+    std::string where = path;
+    where += ':';
+    where += std::to_string(n);
+    where += ": ";
+    if (eq == std::string::npos) return where.append("expected KEY=VALUE, got '").append(s) + "'";
     std::string key = trim(s.substr(0, eq));
     if (key.rfind("INC_", 0) != 0) {
-      return path + ":" + std::to_string(n) + ": " + key + " is not an INC_* key (docs/libinc.md)";
+      return where + key + " is not an INC_* key (docs/libinc.md)";
     }
     pairs[key] = trim(s.substr(eq + 1));
   }

@@ -115,10 +115,11 @@ void Report::finish() {
   line += total_bad ? "; " + bad : "; failed none";
   say("summary: " + line + " (" + std::to_string(comms_.size()) + " communicators)");
   for (const auto& [key, n] : reasons_) {
-    say(std::to_string(n) + " x " + call_name(key.first) +
-        (key.second.rfind(kFailedMark, 0) == 0 ? " " : " fell back: ") + key.second);
+    std::string line = std::to_string(n) + " x " + call_name(key.first);
+    line += key.second.rfind(kFailedMark, 0) == 0 ? " " : " fell back: ";
+    say(line + key.second);
   }
-  for (const auto& [comm, outcome] : comms_) say(comm + ": " + outcome);
+  for (const auto& [comm, outcome] : comms_) say(std::string(comm).append(": ").append(outcome));
 
   const char* path = std::getenv("EPIC_MPI_REPORT");
   if (!path || !*path) return;
