@@ -11,8 +11,9 @@ Cases (each prints "CASE name PASS|FAIL ..."):
   offload    preloaded: every result equals MPI's bit for bit; each rank's report counts, per
              collective, exactly the calls the program expected EPIC to run and to hand to MPI
              (MPI_PROD, MPI_DOUBLE sums, unsigned max, user ops, count 0), each with its reason;
-             MPI_COMM_WORLD, a split, a dup and a split made again became EPIC groups; incd
-             aggregated; EPIC_MPI_LOG=1 logged the decisions
+             MPI_COMM_WORLD, a split, a dup and a split made again became EPIC groups, and
+             the manager holds none of them after the job (left at MPI_Comm_free and
+             MPI_Finalize); incd aggregated; EPIC_MPI_LOG=1 logged the decisions
   strict     EPIC_MPI_STRICT=1: MPI_PROD fails with MPI_ERR_UNSUPPORTED_OPERATION (counted as
              failed, with its reason), an offloadable call still runs on EPIC
   no_memory  a tenant with room for one group: MPI_COMM_WORLD is EPIC's, a dup's group gets no
@@ -113,13 +114,20 @@ def run(build):
                   "a user-defined op is not", "no data", "MPI_BAND is not"]
         missing = [w for w in wanted if not any(w in why for why in reasons)]
         aggregated = m.engine_events("aggregations_completed") - before
+        # Every group was left: at MPI_Comm_free (split, dup, split again) or MPI_Finalize.
+        deadline = time.time() + 15
+        while m.mgr.groups() and time.time() < deadline:
+            time.sleep(0.2)
+        left = [g.get("name") for g in m.mgr.groups()]
         logged = text.count("offloaded to EPIC")
         off = rep0.get("offloaded", {})
         fb = rep0.get("fallback", {})
         ok &= case("offload", rc == 0 and good and not diffs and len(comms) == 4 and
-                   len(comms_inc) == 4 and not missing and aggregated > 0 and logged > 0,
+                   len(comms_inc) == 4 and not missing and aggregated > 0 and logged > 0 and
+                   not left,
                    f"rank 0 offloaded {off} fell back {fb}; {len(comms_inc)}/{len(comms)} "
-                   f"communicators EPIC groups; incd aggregations +{aggregated:.0f}; "
+                   f"communicators EPIC groups, {len(left)} left in the manager after the job "
+                   f"{left or ''}; incd aggregations +{aggregated:.0f}; "
                    f"{logged} decisions logged; {secs:.1f} s")
         print(f"   rank 0 fallback reasons: {sorted(reasons)}")
         if not (rc == 0 and good and not diffs and not missing and len(comms_inc) == 4):
