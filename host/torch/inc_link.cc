@@ -9,33 +9,13 @@ namespace epic::torch_backend {
 
 namespace {
 
-inc::DType dtype_of(Elem t) {
-  switch (t) {
-    case Elem::kInt32:
-      return inc::DType::kInt32;
-    case Elem::kFp32:
-      return inc::DType::kFp32;
-    case Elem::kFp16:
-      return inc::DType::kFp16;
-    case Elem::kBf16:
-      return inc::DType::kBf16;
-    case Elem::kInt8:
-      return inc::DType::kInt8;
-  }
-  return inc::DType::kInt8;
-}
+// Indexed by Elem and Reduction (inc_link.h lists them in this order).
+constexpr inc::DType kDTypes[] = {inc::DType::kInt32, inc::DType::kFp32, inc::DType::kFp16,
+                                  inc::DType::kBf16, inc::DType::kInt8};
+constexpr inc::ReduceOp kOps[] = {inc::ReduceOp::kSum, inc::ReduceOp::kMin, inc::ReduceOp::kMax};
 
-inc::ReduceOp op_of(Reduction op) {
-  switch (op) {
-    case Reduction::kSum:
-      return inc::ReduceOp::kSum;
-    case Reduction::kMin:
-      return inc::ReduceOp::kMin;
-    case Reduction::kMax:
-      return inc::ReduceOp::kMax;
-  }
-  return inc::ReduceOp::kSum;
-}
+inc::DType dtype_of(Elem t) { return kDTypes[static_cast<size_t>(t)]; }
+inc::ReduceOp op_of(Reduction op) { return kOps[static_cast<size_t>(op)]; }
 
 // "" when done; libinc's refusal (nothing sent); throws when the collective failed.
 std::string outcome(const char* what, const inc::Status& s) {

@@ -26,7 +26,8 @@ struct PgIdentity {
   std::string group;      // the manager group's name, the same on every member
 };
 
-// The element types and reductions EPIC runs (libinc's DType and ReduceOp, by another name).
+// The element types and reductions EPIC runs (libinc's DType and ReduceOp, by another name;
+// inc_link.cc maps them by position: append only).
 enum class Elem : uint8_t { kInt32, kFp32, kFp16, kBf16, kInt8 };
 enum class Reduction : uint8_t { kSum, kMin, kMax };
 
