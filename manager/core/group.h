@@ -48,7 +48,9 @@ struct GroupRequest {
   // MW, the ranks' outstanding-packet window. 0: the manager sizes it from the path's
   // bandwidth-delay product at admission (window_sizing.h), and stores what it chose here.
   uint32_t window = vocab::kDefaultWindow;
-  uint32_t pmtu = vocab::kDefaultPmtu;  // the ranks' path MTU
+  // The ranks' path MTU. 0: the manager picks, at admission, the largest the IncTree's switches
+  // and ports carry (4096 on jumbo frames), and stores what it chose here.
+  uint32_t pmtu = vocab::kDefaultPmtu;
   // The group's EPIC mode. nullopt: the fabric file's default (Policy::default_mode), chosen at
   // IncManager::join and stored here (a stored group always has one).
   std::optional<vocab::GroupMode> mode{};

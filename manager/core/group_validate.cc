@@ -43,9 +43,9 @@ Result<std::vector<RankPlacement>> validate_request(const GroupRequest& r, const
     return invalid("window " + std::to_string(r.window) + " is not a power of two in 1.." +
                    std::to_string(vocab::kMaxWindow) + " (or unset: sized by the manager)");
   }
-  if (!valid_pmtu(r.pmtu)) {
+  if (r.pmtu != 0 && !valid_pmtu(r.pmtu)) {
     return invalid("pmtu " + std::to_string(r.pmtu) + " is not one of " +
-                   std::string(vocab::kPmtuChoices));
+                   std::string(vocab::kPmtuChoices) + " (or unset: chosen by the manager)");
   }
   const size_t size = r.ranks.size();
   if (size == 0 || size > kMaxRanks) {

@@ -103,14 +103,29 @@ IncManager::Admission IncManager::evaluate(const Group& g, Millis now) const {
   // The requested window wins; else the window of the candidate's BDP in the group's mode (the
   // path's for Mode-II, one hop's for Mode-III).
   const vocab::GroupMode mode = mode_of(r);
-  auto window_on = [&](const IncTree& tree) {
-    return r.window
-               ? r.window
-               : bdp_window(tree, topology_, policy_.link_speeds, rank_ipv4, r.pmtu, mode, r.arith);
+  auto window_on = [&](const IncTree& tree, const GroupRequest& rq) {
+    return rq.window ? rq.window
+                     : bdp_window(tree, topology_, policy_.link_speeds, rank_ipv4, rq.pmtu, mode,
+                                  rq.arith);
   };
-  auto hop_timeout_on = [&](const IncTree& tree, uint32_t window) {
+  auto hop_timeout_on = [&](const IncTree& tree, uint32_t window, uint32_t pmtu) {
     const PathBdp bdp = tree_bdp(tree, policy_.link_speeds, rank_ipv4);
-    return hop_timeout_for(bdp.hop_rtt_us, bdp.bandwidth_gbps, window, r.pmtu);
+    return hop_timeout_for(bdp.hop_rtt_us, bdp.bandwidth_gbps, window, pmtu);
+  };
+  // The requested pmtu wins; 0: the largest every switch of the candidate and every port it
+  // uses carry (4096 on a jumbo-frame fabric, 1024 behind 1500-byte ports), or, if none does,
+  // the smallest (whose refusal then says why).
+  auto request_on = [&](const IncTree& tree) {
+    GroupRequest rq = r;
+    if (r.pmtu != 0) return rq;
+    for (const uint32_t pmtu : {4096u, 2048u, 1024u, 512u, 256u}) {
+      rq.pmtu = pmtu;
+      if (check_capabilities(tree, topology_, window_on(tree, rq), pmtu, exact_partial_bytes(rq))
+              .ok()) {
+        break;
+      }
+    }
+    return rq;
   };
   std::optional<Admission> wait;  // the best-ranked candidate that may fit later
   std::optional<Error> never;     // the best-ranked candidate's reason it never can
@@ -133,7 +148,8 @@ IncManager::Admission IncManager::evaluate(const Group& g, Millis now) const {
       }
       continue;
     }
-    const uint32_t window = window_on(c.tree);
+    const GroupRequest rq = request_on(c.tree);
+    const uint32_t window = window_on(c.tree, rq);
     if (r.arith.profile == vocab::AccumProfile::kKulischFixed && mode == vocab::GroupMode::kMode3 &&
         c.tree.nodes.size() > 1) {
       if (!never) {
@@ -145,12 +161,12 @@ IncManager::Admission IncManager::evaluate(const Group& g, Millis now) const {
       }
       continue;
     }
-    if (Status s = check_capabilities(c.tree, topology_, window, r.pmtu, exact_partial_bytes(r));
+    if (Status s = check_capabilities(c.tree, topology_, window, rq.pmtu, exact_partial_bytes(rq));
         !s.ok()) {
       if (!never) {
         // An exact group is refused as exact, with its width and memory.
         never = r.arith.profile == vocab::AccumProfile::kKulischFixed
-                    ? make_error(s.error().code, exact_needs(r, window) + ": " + s.error().message)
+                    ? make_error(s.error().code, exact_needs(rq, window) + ": " + s.error().message)
                     : s.error();
       }
       continue;
@@ -158,7 +174,7 @@ IncManager::Admission IncManager::evaluate(const Group& g, Millis now) const {
     std::vector<std::pair<SwitchId, uint64_t>> needs;
     bool qpns_left = true;
     for (const TreeNode& n : c.tree.nodes) {
-      needs.emplace_back(n.switch_id, group_bytes(r, window));
+      needs.emplace_back(n.switch_id, group_bytes(rq, window));
       const uint32_t edges = static_cast<uint32_t>(n.children.size()) + (n.parent ? 1 : 0);
       qpns_left = qpns_left && qpns_.free_count(n.switch_id) >= edges;
     }
@@ -177,7 +193,8 @@ IncManager::Admission IncManager::evaluate(const Group& g, Millis now) const {
       return Admission{.verdict = PlanVerdict::kFits,
                        .tree = c.tree,
                        .window = window,
-                       .hop_timeout_us = hop_timeout_on(c.tree, window),
+                       .pmtu = rq.pmtu,
+                       .hop_timeout_us = hop_timeout_on(c.tree, window, rq.pmtu),
                        .grants = plan.grants};
     }
     if (plan.verdict == PlanVerdict::kNever) {
@@ -185,7 +202,7 @@ IncManager::Admission IncManager::evaluate(const Group& g, Millis now) const {
       const bool exact = r.arith.profile == vocab::AccumProfile::kKulischFixed;
       if (!never) {
         never = make_error(ErrorCode::kFailedPrecondition,
-                           exact ? exact_needs(r, window) + ": " + plan.reason : plan.reason);
+                           exact ? exact_needs(rq, window) + ": " + plan.reason : plan.reason);
       }
       continue;
     }
@@ -197,10 +214,11 @@ IncManager::Admission IncManager::evaluate(const Group& g, Millis now) const {
   }
   if (policy_.reclaim_idle_after) {
     for (const TreeCandidate* c : reclaimable) {
-      const uint32_t window = window_on(c->tree);
+      const GroupRequest rq = request_on(c->tree);
+      const uint32_t window = window_on(c->tree, rq);
       std::vector<std::pair<SwitchId, uint64_t>> needs;
       for (const TreeNode& n : c->tree.nodes) {
-        needs.emplace_back(n.switch_id, group_bytes(r, window));
+        needs.emplace_back(n.switch_id, group_bytes(rq, window));
       }
       // Release idle groups on a copy of the ledger, oldest idle first, until the grant fits.
       MemoryLedger trial = ledger_;
@@ -214,7 +232,8 @@ IncManager::Admission IncManager::evaluate(const Group& g, Millis now) const {
           return Admission{.verdict = PlanVerdict::kFits,
                            .tree = c->tree,
                            .window = window,
-                           .hop_timeout_us = hop_timeout_on(c->tree, window),
+                           .pmtu = rq.pmtu,
+                           .hop_timeout_us = hop_timeout_on(c->tree, window, rq.pmtu),
                            .grants = plan.grants,
                            .victims = victims};
         }
@@ -267,6 +286,7 @@ void IncManager::apply(Group& g, Admission& a, Millis now, Effects& fx) {
   for (uint32_t v : a.victims) reclaim(groups_.at(v), now, fx);
   g.tree = std::move(a.tree);
   g.request.window = a.window;  // the one asked for, or the path BDP's
+  g.request.pmtu = a.pmtu;      // the one asked for, or the largest the tree carries
   g.hop_timeout_us = a.hop_timeout_us;
   bind_endpoints(g);
   g.grants = std::move(a.grants);

@@ -165,6 +165,7 @@ class IncManager {
     Error error{};                              // otherwise: why not
     IncTree tree{};                             // kFits: endpoints unbound
     uint32_t window = 0;                        // kFits: the group's window on that tree
+    uint32_t pmtu = 0;                          // kFits: the group's path MTU on that tree
     uint32_t hop_timeout_us = 0;                // kFits: Mode-III's hop timeout on that tree
     std::vector<MemoryGrant> grants{};
     std::vector<uint32_t> victims{};  // Temporal Mux: idle groups whose slots are reclaimed first

@@ -187,9 +187,10 @@ void Controller::rejoin(const Group& g, const RankJoin& j, Waiter waiter, Millis
   }
   // A rank that left the window to the manager (0) accepts the one the manager chose.
   const bool same_window = j.window == 0 || g.request.window == j.window;
-  // Likewise a rank that left the mode to the fabric's default.
+  // Likewise a rank that left the mode to the fabric's default, or the pmtu to the manager.
   const bool same_mode = !j.mode || mode_of(g.request) == *j.mode;
-  if (g.request.ranks.size() != j.size || !same_window || !same_mode || g.request.pmtu != j.pmtu ||
+  const bool same_pmtu = j.pmtu == 0 || g.request.pmtu == j.pmtu;
+  if (g.request.ranks.size() != j.size || !same_window || !same_mode || !same_pmtu ||
       g.request.pkey != j.pkey || !(g.request.arith == j.arith) || !mine ||
       mine->ipv4 != j.rank.ipv4 || mine->qpn != j.rank.qpn) {
     return reply(grpc::Status(grpc::StatusCode::ALREADY_EXISTS,

@@ -6,6 +6,7 @@
 
 #include "manager/service/controller.h"
 #include "manager/service/csprng.h"
+#include "proto/vocab/limits.h"
 #include "proto/vocab/psn.h"
 
 namespace epic::manager::service {
@@ -21,7 +22,8 @@ bool Controller::answer_host_fallback(std::vector<Waiter>& waiters, const Error&
   base.set_fallback_reason(refusal.message);
   uint32_t pmtu = waiters.front().pmtu;
   for (const Waiter& w : waiters) pmtu = std::min(pmtu, w.pmtu);
-  base.set_pmtu(pmtu);
+  // Left to the manager (0, every rank alike: the rendezvous checks): the ring's is the default.
+  base.set_pmtu(pmtu != 0 ? pmtu : vocab::kDefaultPmtu);
   // Not a core group id (none is allocated); any PSN works as long as every rank gets the same.
   base.set_initial_psn(static_cast<uint32_t>(csprng_bits() & vocab::kPsnMask));
   uint32_t ranks = 0;  // a rank that called again (a retry) waits twice

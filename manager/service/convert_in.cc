@@ -131,8 +131,9 @@ Result<RankJoin> rank_join_from(const pb::JoinGroupRequest& r) {
     return invalid("window", std::to_string(j.window) + " is not a power of two in 1.." +
                                  std::to_string(vocab::kMaxWindow));
   }
-  j.pmtu = r.has_pmtu() ? r.pmtu() : kDefaultPmtu;
-  if (!valid_pmtu(j.pmtu)) {
+  // Unset: 0, the manager picks the largest path MTU the group's IncTree carries.
+  j.pmtu = r.has_pmtu() ? r.pmtu() : 0;
+  if (r.has_pmtu() && !valid_pmtu(j.pmtu)) {
     return invalid("pmtu",
                    std::to_string(j.pmtu) + " is not one of " + std::string(vocab::kPmtuChoices));
   }

@@ -55,7 +55,7 @@ TEST_F(AdmissionTest, MalformedAndInconsistentJoinsAreRefusedPrecisely) {
       {"window", [](GroupRequest& r) { r.window = 12; }, ErrorCode::kInvalidArgument,
        "window 12 is not a power of two in 1..1048576 (or unset: sized by the manager)"},
       {"pmtu", [](GroupRequest& r) { r.pmtu = 1500; }, ErrorCode::kInvalidArgument,
-       "pmtu 1500 is not one of 256, 512, 1024, 2048, 4096"},
+       "pmtu 1500 is not one of 256, 512, 1024, 2048, 4096 (or unset: chosen by the manager)"},
       {"no ranks", [](GroupRequest& r) { r.ranks.clear(); }, ErrorCode::kInvalidArgument,
        "a group has 1..65535 ranks; this one has 0"},
       {"rank out of range", [](GroupRequest& r) { r.ranks[3].rank = 4; },

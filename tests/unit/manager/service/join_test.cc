@@ -97,6 +97,51 @@ TEST_F(JoinTest, ConcurrentRanksAreAnsweredOnceTheAgentAcksTheInstall) {
   EXPECT_EQ(memory().switches(0).granted_bytes(), slots(32));
 }
 
+// Ranks that leave the pmtu to the manager get the largest the tree carries: 4096 behind
+// jumbo-frame ports, 1024 behind 1500-byte ones; the context, its memory and every answer
+// agree, and a rank that calls again without a pmtu is a retry, not a conflict.
+TEST_F(JoinTest, APmtuLeftToTheManagerIsTheLargestThePortsCarry) {
+  FakeAgent agent(manager_.channel());
+  agent.register_switch(FakeAgent::leaf0(256, 8, 9000));
+  std::vector<std::unique_ptr<AsyncJoin>> ranks;
+  for (uint32_t r = 0; r < 2; ++r) {
+    pb::JoinGroupRequest q = join_request("jumbo", 2, r);
+    q.clear_pmtu();
+    ranks.push_back(std::make_unique<AsyncJoin>(manager_, q));
+  }
+  auto install = agent.next();
+  ASSERT_TRUE(install && install->has_action());
+  const pb::Action& a = install->action();
+  EXPECT_EQ(a.context().pmtu(), 4096u);
+  EXPECT_EQ(a.memory_bytes(), vocab::group_memory_bytes(16, 4096));
+  agent.ack(a.action_id());
+  for (auto& rank : ranks) {
+    const JoinOutcome& o = rank->get();
+    ASSERT_TRUE(o.status.ok()) << o.status.error_message();
+    EXPECT_EQ(o.response.pmtu(), 4096u);
+  }
+  pb::JoinGroupRequest again = join_request("jumbo", 2, 0);
+  again.clear_pmtu();
+  const JoinOutcome retry = AsyncJoin(manager_, again).get();
+  ASSERT_TRUE(retry.status.ok()) << retry.status.error_message();
+  EXPECT_EQ(retry.response.pmtu(), 4096u);
+}
+
+TEST_F(JoinTest, APmtuLeftToTheManagerBehindEthernetPortsIs1024) {
+  FakeAgent agent(manager_.channel());
+  agent.register_switch(FakeAgent::leaf0(256, 8, 1500));
+  pb::JoinGroupRequest q = join_request("plain", 1, 0);
+  q.clear_pmtu();
+  AsyncJoin rank(manager_, q);
+  auto install = agent.next();
+  ASSERT_TRUE(install && install->has_action());
+  EXPECT_EQ(install->action().context().pmtu(), 1024u);
+  agent.ack(install->action().action_id());
+  const JoinOutcome& o = rank.get();
+  ASSERT_TRUE(o.status.ok()) << o.status.error_message();
+  EXPECT_EQ(o.response.pmtu(), 1024u);
+}
+
 TEST_F(JoinTest, NoMemoryIsResourceExhaustedAndLeavesNothingBehind) {
   FakeAgent agent(manager_.channel());
   agent.register_switch(FakeAgent::leaf0(48));
