@@ -27,7 +27,7 @@ PKGS=(
   # network namespaces / veth tests
   iproute2 ethtool iputils-ping
   # frameworks (docs/pytorch.md, docs/mpi.md): the PyTorch "epic" backend, the MPI offload library
-  python3-torch libtorch-dev libopenmpi-dev openmpi-bin python3-mpi4py python3-numpy
+  python3-torch libtorch-dev pybind11-dev libopenmpi-dev openmpi-bin python3-mpi4py python3-numpy hpcc
   # Soft-RoCE lab (qemu guests running Linux rdma_rxe), see deploy/lab/
   qemu-system-x86 busybox-static kmod ibverbs-utils ibverbs-providers perftest cpio bc tcpdump
 )
