@@ -34,14 +34,16 @@ class ManagerJoinTest : public ::testing::Test {
     manager_.start(mt::test_options());
     agent_ = std::make_unique<mt::FakeAgent>(manager_.channel());
   }
-  // Joins ask for window 16 (32 slots at pmtu 1024), so that leaf0's memory is what each test
-  // says; without a window the manager sizes it from the path BDP (window 128 on one switch).
+  // Joins ask for window 16 at pmtu 1024 (32 slots), so that leaf0's memory is what each test
+  // says; without a window the manager sizes it from the path BDP (window 128 on one switch),
+  // without a pmtu it takes the largest leaf0's 9000-byte ports carry (4096).
   ManagerOptions options(const std::string& group) const {
     ManagerOptions m;
     m.address = manager_.address();
     m.group = group;
     m.join_timeout = 5s;
     m.window = 16;
+    m.pmtu = 1024;
     return m;
   }
   // Rank r of `size` in its own thread.
@@ -97,6 +99,26 @@ TEST_F(ManagerJoinTest, RanksGetTheSwitchPeerAndLeavingTearsTheGroupDown) {
   auto remove = agent_->next();
   ASSERT_TRUE(remove && remove->has_action());
   EXPECT_EQ(remove->action().kind(), ::epic::inc::v1::ACTION_KIND_REMOVE_CONTEXT);
+}
+
+TEST_F(ManagerJoinTest, APmtuLeftToTheManagerIsTheLargestThePortsCarryAndTheRankUsesIt) {
+  agent_->register_switch(mt::FakeAgent::leaf0(256));  // 9000-byte ports
+  ManagerOptions left = options("jumbo");
+  left.window.reset();
+  left.pmtu.reset();
+  auto r0 = join(left, 0, 2, false);
+  auto r1 = join(left, 1, 2, false);
+  auto install = agent_->next();
+  ASSERT_TRUE(install && install->has_action());
+  EXPECT_EQ(install->action().context().pmtu(), 4096u);
+  EXPECT_EQ(install->action().context().window(), 32u);  // 125000 bytes / 4096 -> 32
+  agent_->ack(install->action().action_id());
+  for (auto* f : {&r0, &r1}) {
+    const auto a = f->get();
+    ASSERT_TRUE(a.ok()) << a.error;
+    EXPECT_EQ(a.value.peer.pmtu, 4096);
+    EXPECT_EQ(a.value.peer.window, 32u);
+  }
 }
 
 TEST_F(ManagerJoinTest, IncModeAsksTheManagerForModeIII) {
@@ -167,6 +189,7 @@ TEST_F(ManagerJoinTest, CommunicatorCreateReportsTheFailedJoin) {
                                             {"INC_QPN", "0x101"},
                                             {"INC_MANAGER", manager_.address()},
                                             {"INC_WINDOW", "16"},  // 32 slots: fits later
+                                            {"INC_PMTU", "1024"},
                                             {"INC_GROUP", "f"},
                                             {"INC_HOST_FALLBACK", "0"},
                                             {"INC_JOIN_TIMEOUT_MS", "5000"}});
@@ -193,6 +216,7 @@ std::map<std::string, std::string> fallback_rank(const std::string& manager, uin
           {"INC_QPN", std::to_string(0x101 + r)},
           {"INC_MANAGER", manager},
           {"INC_WINDOW", window},
+          {"INC_PMTU", "1024"},
           {"INC_GROUP", "ring"},
           {"INC_TIMEOUT_MS", "5000"},
           {"INC_LINGER_MS", "0"},
