@@ -45,6 +45,8 @@ import zlib
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "deploy", "netns"))
 import incd_lab  # noqa: E402
+from lab_bench import (RunFailed, build_facts, cpu_model, json_lines, loadavg, log,  # noqa: E402
+                       ping_rtt, proc_cpu_s, use_group)
 
 KIB, MIB = 1 << 10, 1 << 20
 DOC = os.path.join(ROOT, "docs", "baselines.md")
@@ -74,17 +76,6 @@ CASES = [
 ]
 
 
-class RunFailed(Exception):
-    """A tool's run of a case did not finish: `wrong` = a result differed (never retried)."""
-    def __init__(self, msg, wrong=False):
-        super().__init__(msg)
-        self.wrong = wrong
-
-
-def log(msg):
-    print(msg, file=sys.stderr, flush=True)
-
-
 def iters_of(case, args):
     return (args.iters_large, args.warmup_large) if case.large else (args.iters, args.warmup)
 
@@ -94,17 +85,6 @@ def op_timeout_s(case, args):
     iters, warmup = iters_of(case, args)
     per_op = 2.0 if case.large else 0.5  # generous: seconds per operation on a loaded box
     return 30 + (iters + warmup) * per_op
-
-
-def json_lines(text):
-    out = []
-    for line in text.splitlines():
-        if line.startswith("{"):
-            try:
-                out.append(json.loads(line))
-            except ValueError:
-                pass
-    return out
 
 
 # --- the two tools: each returns {"p50_us", "min_us", "max_us", "n", "verified"} -----------
@@ -140,14 +120,6 @@ def gloo_round(lab, case, args, tag):
     j = lines[-1]
     return {"p50_us": j["p50_us"], "min_us": j["min_us"], "max_us": j["max_us"], "n": j["iters"],
             "verified": j["verified"]}
-
-
-def use_group(lab, g):
-    """Points the lab's ranks at EPIC group number g (0-based): its own QP numbers on both
-    ends. A group's QPs keep their PSNs in incd, so every EPIC run gets a fresh group."""
-    for r in lab.ranks:
-        r.qpn = 0x10000 + 0x100 * g + 1 + r.index
-        r.switch_qpn = 0x200000 + 0x100 * g + r.index
 
 
 def epic_groups(lab, n, window):
@@ -229,59 +201,6 @@ def run_tool(lab, tool, case, args, tag, failures):
 
 
 # --- machine facts -----------------------------------------------------------------------------
-
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "?"
-
-
-def loadavg():
-    with open("/proc/loadavg") as f:
-        return " ".join(f.read().split()[:3])
-
-
-def proc_cpu_s(pid):
-    """utime + stime of a process, seconds (None if gone)."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (OSError, IndexError, ValueError):
-        return None
-
-
-def ping_rtt(lab, count=50):
-    """Kernel ICMP echo rank 0 -> rank 1 through incd: "min/avg/max" in µs (the path's floor
-    for one message and its answer)."""
-    a, b = lab.ranks[0], lab.ranks[1]
-    r = subprocess.run(["ip", "netns", "exec", a.ns, "ping", "-q", "-c", str(count), "-i", "0.01",
-                        "-W", "2", b.kernel_ip], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                       text=True, timeout=60)
-    for line in r.stdout.splitlines():
-        if line.startswith("rtt") or line.startswith("round-trip"):
-            mn, avg, mx = (float(x) * 1000 for x in line.split("=")[1].split()[0].split("/")[:3])
-            return f"{mn:.0f}/{avg:.0f}/{mx:.0f}"
-    return "?"
-
-
-def build_facts(build):
-    facts = {}
-    try:
-        with open(os.path.join(build, "CMakeCache.txt")) as f:
-            for line in f:
-                for key in ("CMAKE_BUILD_TYPE", "CMAKE_CXX_COMPILER"):
-                    if line.startswith(key + ":"):
-                        facts[key] = line.split("=", 1)[1].strip()
-    except OSError:
-        pass
-    return facts
-
 
 # --- report ------------------------------------------------------------------------------------
 

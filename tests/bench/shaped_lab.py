@@ -46,15 +46,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "deploy", "netns"))
 import incd_lab  # noqa: E402
+from lab_bench import (RunFailed, build_facts, cpu_model, json_lines, loadavg, log,  # noqa: E402
+                       ping_rtt, proc_cpu_s, use_group)
 
 KIB, MIB = 1 << 10, 1 << 20
 DOC = os.path.join(ROOT, "docs", "baselines.md")
 BEGIN, END = "<!-- shaped_lab begin -->", "<!-- shaped_lab end -->"
 RATES = {"none": None}  # name -> bits/s; "1gbit", "10gbit", "2.5gbit", "100mbit" parse below
-
-
-def log(msg):
-    print(msg, file=sys.stderr, flush=True)
 
 
 def parse_rate(text):
@@ -75,23 +73,6 @@ def parse_size(text):
 
 def size_name(b):
     return f"{b // MIB} MiB" if b >= MIB else f"{b // KIB} KiB" if b >= KIB else f"{b} B"
-
-
-class RunFailed(Exception):
-    def __init__(self, msg, wrong=False):
-        super().__init__(msg)
-        self.wrong = wrong
-
-
-def json_lines(text):
-    out = []
-    for line in text.splitlines():
-        if line.startswith("{"):
-            try:
-                out.append(json.loads(line))
-            except ValueError:
-                pass
-    return out
 
 
 # --- the lab: incd ports through the qdisc; tc shaping on both ends of every rank link -------
@@ -262,12 +243,6 @@ def gloo_run(lab, case, args, tag):
             "n": j["iters"], "verified": j["verified"]}
 
 
-def use_group(lab, g):
-    for r in lab.ranks:
-        r.qpn = 0x10000 + 0x100 * g + 1 + r.index
-        r.switch_qpn = 0x200000 + 0x100 * g + r.index
-
-
 def epic_groups(lab, n, args):
     groups = []
     for g in range(n):
@@ -328,62 +303,12 @@ def run_tool(lab, tool, case, args, tag, failures):
 
 # --- machine facts and CPU accounting ---------------------------------------------------------
 
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "?"
-
-
-def loadavg():
-    with open("/proc/loadavg") as f:
-        return " ".join(f.read().split()[:3])
-
-
-def proc_cpu_s(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (OSError, IndexError, ValueError):
-        return None
-
-
 def cpu_times():
     """(busy, softirq, total) jiffies of all CPUs from /proc/stat."""
     with open("/proc/stat") as f:
         v = [int(x) for x in f.readline().split()[1:]]
     idle = v[3] + v[4]
     return sum(v) - idle, v[6], sum(v)
-
-
-def ping_rtt(lab, count=30):
-    a, b = lab.ranks[0], lab.ranks[1]
-    r = subprocess.run(["ip", "netns", "exec", a.ns, "ping", "-q", "-c", str(count), "-i", "0.01",
-                        "-W", "2", b.kernel_ip], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                       text=True, timeout=60)
-    for line in r.stdout.splitlines():
-        if line.startswith("rtt") or line.startswith("round-trip"):
-            mn, avg, mx = (float(x) * 1000 for x in line.split("=")[1].split()[0].split("/")[:3])
-            return f"{mn:.0f}/{avg:.0f}/{mx:.0f}"
-    return "?"
-
-
-def build_facts(build):
-    facts = {}
-    try:
-        with open(os.path.join(build, "CMakeCache.txt")) as f:
-            for line in f:
-                for key in ("CMAKE_BUILD_TYPE", "CMAKE_CXX_COMPILER"):
-                    if line.startswith(key + ":"):
-                        facts[key] = line.split("=", 1)[1].strip()
-    except OSError:
-        pass
-    return facts
 
 
 def perf_profile(lab, tool, case, args, failures):
@@ -439,7 +364,7 @@ def run_setting(args, rate_name, rate_bps, nranks, cases, failures, jsonl):
         lab.write_config(sw, groups, extra={"idle_sleep_us": args.idle_sleep_us})
         lab.start_incd(sw, timeout=60)
         incd_pid = sw.proc.pid
-        out["ping"] = ping_rtt(lab)
+        out["ping"] = ping_rtt(lab, count=30)
         tcp_s = 2.0 if args.quick else 3.0
         out["tcp_gbps"], out["tcp_qdisc"] = tcp_check(lab, tcp_s)
         if rate_bps:
@@ -500,7 +425,7 @@ def run_setting(args, rate_name, rate_bps, nranks, cases, failures, jsonl):
                 out["perf"] = {t: perf_profile(lab, t, prof_case, args, failures)
                                for t in ("gloo", "epic")}
                 log(f"shaped_lab: [{setting}] perf cpu-clock by comm: {out['perf']}")
-        out["ping_after"] = ping_rtt(lab)
+        out["ping_after"] = ping_rtt(lab, count=30)
         lab.stop_incd(sw)
     out["load_after"] = loadavg()
     return out
