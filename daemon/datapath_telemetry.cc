@@ -1,5 +1,6 @@
 #include "daemon/datapath_telemetry.h"
 
+#include <algorithm>
 #include <memory>
 
 namespace epic::incd {
@@ -14,6 +15,9 @@ std::vector<agent::GroupReport> DatapathTelemetry::groups() const {
       agent::GroupReport r;
       r.group_id = g.group_id;
       r.stats = g.stats;
+      r.children.assign(
+          g.child_timing.begin(),
+          g.child_timing.begin() + std::min<size_t>(g.children, g.child_timing.size()));
       r.last_progress_age_ms =
           t->now_ns > g.last_progress_ns ? (t->now_ns - g.last_progress_ns) / 1'000'000 : 0;
       out.push_back(r);

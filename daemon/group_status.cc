@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "proto/vocab/straggler.h"
+
 namespace epic::incd {
 
 GroupStatus group_status(const dpdk::GroupTelemetry& t, unsigned worker, uint64_t worker_now_ns,
@@ -18,13 +20,8 @@ GroupStatus group_status(const dpdk::GroupTelemetry& t, unsigned worker, uint64_
     s.missing_children.push_back(c);
     if (config != nullptr && static_cast<size_t>(c) < config->children.size()) {
       const engine::ChildLink& l = config->children[static_cast<size_t>(c)];
-      if (l.is_rank) {
-        s.missing.push_back("rank " + std::to_string(l.first_rank));
-      } else {
-        s.missing.push_back("child " + std::to_string(c) + " (ranks " +
-                            std::to_string(l.first_rank) + "-" +
-                            std::to_string(l.first_rank + l.rank_count - 1) + ")");
-      }
+      s.missing.push_back(
+          vocab::child_name(l.is_rank, static_cast<uint32_t>(c), l.first_rank, l.rank_count));
     } else {
       s.missing.push_back("child " + std::to_string(c));
     }

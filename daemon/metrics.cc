@@ -5,12 +5,15 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <map>
+#include <span>
 #include <stdexcept>
 #include <thread>
 
 #include "daemon/group_status.h"
+#include "proto/vocab/straggler.h"
 
 namespace epic::incd {
 
@@ -232,6 +235,33 @@ std::vector<p::MetricFamily> DatapathCollector::Collect() const {
       f.gauge("incd_group_stalled",
               "1 if the group has busy slots and made no progress for metrics.stall_after_ms", gl,
               st.stalled ? 1 : 0);
+      const std::span<const vocab::ChildTiming> timing(g.child_timing.data(),
+                                                       std::min<size_t>(g.children, 64));
+      for (const vocab::ChildTiming& c : timing) {
+        Labels l = gl;
+        l.push_back({"child", std::to_string(c.child)});
+        l.push_back({"who", vocab::child_name(c)});
+        f.counter("incd_group_child_last_total",
+                  "Slots whose aggregation this child's contribution completed (it arrived last)",
+                  l, static_cast<double>(c.last));
+        for (const auto& [q, v] : {std::pair{"0.5", c.lag_p50_ns}, {"0.99", c.lag_p99_ns}}) {
+          Labels lq = l;
+          lq.push_back({"quantile", q});
+          f.gauge("incd_group_child_lag_seconds",
+                  "Time from a slot's first contribution to this child's (recent contributions; "
+                  "upper bound of a log2 bucket)",
+                  lq, static_cast<double>(v) / 1e9);
+        }
+      }
+      if (const vocab::SlowestChild slow = vocab::slowest_child(timing); slow.child >= 0) {
+        Labels l = gl;
+        l.push_back({"child", std::to_string(slow.child)});
+        l.push_back({"who", vocab::child_name(timing[static_cast<size_t>(slow.child)])});
+        f.gauge("incd_group_slowest_child_share",
+                "Share of the timed slots that the slowest child completed (pinned near 1: a "
+                "straggler or a bad path; near 1/fan-in: noise). Local to this switch",
+                l, slow.share);
+      }
       for (size_t k = 0; k < st.missing_children.size(); ++k) {
         Labels l = gl;
         l.push_back({"child", std::to_string(st.missing_children[k])});

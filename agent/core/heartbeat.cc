@@ -15,6 +15,17 @@ inc::v1::AgentMessage make_heartbeat(const TelemetrySource& source) {
 #define EPIC_SET(name, help) c->set_##name(g.stats.name);
     EPIC_GROUP_COUNTERS(EPIC_SET)
 #undef EPIC_SET
+    for (const vocab::ChildTiming& t : g.children) {
+      inc::v1::ChildTiming* p = c->add_children();
+      p->set_child(t.child);
+      p->set_is_rank(t.is_rank);
+      p->set_first_rank(t.first_rank);
+      p->set_rank_count(t.rank_count);
+      p->set_last(t.last);
+      p->set_lag_samples(t.lag_samples);
+      p->set_lag_p50_ns(t.lag_p50_ns);
+      p->set_lag_p99_ns(t.lag_p99_ns);
+    }
   }
   for (const HostReport& host : source.hosts()) {
     inc::v1::LearnedHost* l = h.add_hosts();

@@ -11,13 +11,15 @@
 #include "proto/inc/v1/agent.pb.h"
 #include "proto/vocab/addr.h"
 #include "proto/vocab/counters.h"
+#include "proto/vocab/straggler.h"
 
 namespace epic::agent {
 
 struct GroupReport {
   uint32_t group_id = 0;
   vocab::GroupStats stats;
-  uint64_t last_progress_age_ms = 0;  // since the group last made progress
+  uint64_t last_progress_age_ms = 0;         // since the group last made progress
+  std::vector<vocab::ChildTiming> children;  // straggler figures per child edge
 };
 
 struct HostReport {

@@ -17,6 +17,7 @@
 #include "datapath/switching/fault_stage.h"
 #include "datapath/switching/l2_table.h"
 #include "datapath/switching/switch_pipeline.h"
+#include "proto/vocab/straggler.h"
 
 namespace epic::dpdk {
 
@@ -38,6 +39,7 @@ struct GroupTelemetry {
   engine::GroupStats stats;
   engine::GroupHealth health;
   uint64_t last_progress_ns = 0;  // worker clock (ns since the datapath started)
+  std::array<vocab::ChildTiming, engine::kMaxChildren> child_timing{};  // [0, children)
 };
 
 struct WorkerTelemetry {

@@ -297,6 +297,7 @@ void Worker::publish(uint64_t now) {
     gt.children = static_cast<uint16_t>(g.config->children.size());
     gt.stats = g.stats;
     gt.health = e::group_health(g);
+    e::child_timings(g, gt.child_timing);
     auto it = std::find_if(progress_.begin(), progress_.end(),
                            [&](const Progress& p) { return p.group_id == gt.group_id; });
     if (it == progress_.end()) {

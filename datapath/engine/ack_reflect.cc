@@ -1,5 +1,7 @@
 #include "datapath/engine/ack_reflect.h"
 
+#include <algorithm>
+
 #include "datapath/engine/recycle_buffer.h"
 #include "datapath/engine/translate_psn.h"
 #include "proto/vocab/aeth.h"
@@ -101,6 +103,25 @@ void update_subtree_frontier(GroupState& g, Actions& a) {
   }
 }
 
+namespace {
+
+// A collective is complete once the group frontier passed its last packet: every receiver has
+// acknowledged every result. Records are taken in order; one that left the history ring before
+// it was counted is complete when the oldest kept one is (frontiers only advance).
+void count_completed_collectives(GroupState& g) {
+  const uint64_t kept_from =
+      g.collectives > g.history.size() ? g.collectives - g.history.size() : 0;
+  while (g.completed_records < g.collectives) {
+    const uint64_t k = std::max(g.completed_records, kept_from);
+    const CollectiveRecord& r = g.history[k % g.history.size()];
+    if (vocab::psn_gt(vocab::psn_add(r.g_ctrl, r.shape.n_data), g.global_frontier)) return;
+    g.stats.collectives_completed += k + 1 - g.completed_records;
+    g.completed_records = k + 1;
+  }
+}
+
+}  // namespace
+
 void receive_group_frontier(GroupState& g, uint32_t frontier, Actions& a) {
   const GroupConfig& cfg = *g.config;
   if (!vocab::psn_gt(frontier, g.global_frontier)) {
@@ -114,6 +135,7 @@ void receive_group_frontier(GroupState& g, uint32_t frontier, Actions& a) {
   }
   const uint32_t old = g.global_frontier;
   g.global_frontier = frontier;
+  count_completed_collectives(g);
   a.counters.slots_recycled += recycle_acknowledged(g, old, frontier);
   for (size_t c = 0; c < cfg.children.size(); ++c) {
     const ChildLink& l = cfg.children[c];

@@ -45,6 +45,7 @@ class Actions {
   }
 
   EngineCounters& counters;
+  uint64_t now_ns = 0;  // the burst's time (Mode2Engine::process), for telemetry
 
  private:
   FrameSink& out_;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "datapath/engine/slot.h"
+#include "datapath/engine/straggler.h"
 #include "datapath/engine/translate_header.h"
 #include "proto/context/group_context.h"
 #include "proto/vocab/collective_map.h"
@@ -93,6 +94,10 @@ struct GroupState {
   uint16_t subtree_first = 0;
   uint16_t subtree_ranks = 0;
   Mode3State* mode3 = nullptr;  // Mode-III: the Pipes and the hops (nullptr in Mode-II)
+  // Straggler telemetry: slot arrival times, who completed each slot, per-child lag.
+  StragglerState straggler;
+  // Records counted in stats.collectives_completed (the global frontier passed their last PSN).
+  uint64_t completed_records = 0;
 };
 
 }  // namespace epic::engine

@@ -1,5 +1,7 @@
 #include "datapath/engine/group_health.h"
 
+#include <algorithm>
+
 #include "proto/vocab/psn.h"
 
 namespace epic::engine {
@@ -23,6 +25,19 @@ GroupHealth group_health(const GroupState& g) {
     }
   }
   return h;
+}
+
+size_t child_timings(const GroupState& g, std::span<vocab::ChildTiming> out) {
+  const auto& children = g.config->children;
+  const size_t n = std::min(children.size(), out.size());
+  for (size_t c = 0; c < n; ++c) {
+    vocab::ChildTiming t = child_timing(g.straggler, c);
+    t.is_rank = children[c].is_rank;
+    t.first_rank = children[c].first_rank;
+    t.rank_count = children[c].rank_count;
+    out[c] = t;
+  }
+  return n;
 }
 
 }  // namespace epic::engine

@@ -4,9 +4,12 @@
 // slot sent up and not back means the switch waits on its parent.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <span>
 
 #include "datapath/engine/group.h"
+#include "proto/vocab/straggler.h"
 
 namespace epic::engine {
 
@@ -18,5 +21,9 @@ struct GroupHealth {
 };
 
 GroupHealth group_health(const GroupState& g);
+
+// The straggler figures of each child (straggler.h), with who the child is; fills out[0..n)
+// for the first n = min(children, out.size()) children and returns n.
+size_t child_timings(const GroupState& g, std::span<vocab::ChildTiming> out);
 
 }  // namespace epic::engine

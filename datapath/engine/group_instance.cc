@@ -1,6 +1,7 @@
 #include "datapath/engine/group_instance.h"
 
 #include <algorithm>
+#include <bit>
 #include <utility>
 
 #include "proto/context/context_validate.h"
@@ -89,6 +90,7 @@ std::unique_ptr<GroupInstance> prepare_group(const GroupConfig& config, SlotRegi
   st.config = &g->config;
   st.slots = slots;
   st.history.resize(history_records(config.window));
+  st.straggler.first.resize(std::bit_ceil(std::max<uint32_t>(1, slots->nslots)));
   const uint32_t start = config.initial_psn & vocab::kPsnMask;
   const uint32_t before = vocab::psn_add(start, -1);
   st.next_g_ctrl = start;

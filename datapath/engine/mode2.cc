@@ -7,6 +7,7 @@
 #include "datapath/engine/recycle_buffer.h"
 #include "datapath/engine/replicate_data.h"
 #include "datapath/engine/retransmission.h"
+#include "datapath/engine/straggler.h"
 #include "datapath/engine/translate_psn.h"
 #include "proto/vocab/collective_map.h"
 #include "proto/vocab/psn.h"
@@ -48,14 +49,19 @@ void contribute(GroupState& g, const PacketMeta& m, const PacketRef& ref, Action
   }
   const Source from = g.config->children[m.child_index()].is_rank ? Source::kRank : Source::kSwitch;
   const Completion then = g.config->parent ? Completion::kPartialUp : Completion::kResult;
-  const Contribution r = aggregate_data(region, i, m.child, from, m.opcode, m.payload,
-                                        m.payload_len, fan_in(g, ref), then);
+  const uint16_t fan = fan_in(g, ref);
+  const Contribution r =
+      aggregate_data(region, i, m.child, from, m.opcode, m.payload, m.payload_len, fan, then);
   if (r == Contribution::kInconsistent) {
     drop(g, n.drop_inconsistent);
     return;
   }
   ++n.upward_accepted;
   ++g.stats.upward_accepted;
+  if (time_contribution(g.straggler, gpsn, m.child, r == Contribution::kCompleted, fan, a.now_ns) ==
+      Timed::kTied) {
+    ++g.stats.slots_tied;
+  }
   if (r == Contribution::kAdded) return;
   ++n.aggregations_completed;
   ++g.stats.aggregations_completed;
@@ -67,6 +73,7 @@ void contribute(GroupState& g, const PacketMeta& m, const PacketRef& ref, Action
     ++n.partials_sent_up;
   } else {
     s.state = SlotState::kComplete;
+    if (!s.control) g.stats.result_bytes += s.payload_len;
     replicate_data(g, ref, result, Fanout::kFirst, a);
     if (recycle_completed(g, gpsn)) ++n.slots_recycled;
   }
@@ -99,6 +106,7 @@ void upward(GroupState& g, const PacketMeta& m, Actions& a) {
       send_up(g, gpsn, p, a);
       ++n.partials_sent_up;
     } else {
+      if (!(cfg.children[c].is_rank && resent)) g.stats.result_bytes += m.payload_len;
       replicate_data(g, ref, p, Fanout::kFirst, a);
     }
     return;
@@ -125,6 +133,7 @@ void downward(GroupState& g, const PacketMeta& m, Actions& a) {
   if (!ref.control && !ref.record->shape.multi_source()) {
     ++n.downward_accepted;
     ++g.stats.downward_accepted;
+    g.stats.result_bytes += m.payload_len;
     replicate_data(g, ref, {m.opcode, 0, m.payload, m.payload_len}, Fanout::kFirst, a);
     return;
   }
@@ -149,6 +158,7 @@ void downward(GroupState& g, const PacketMeta& m, Actions& a) {
   }
   ++n.downward_accepted;
   ++g.stats.downward_accepted;
+  if (!s.control) g.stats.result_bytes += s.payload_len;
   store_parent_result(region, i, m.opcode, m.payload, m.payload_len);
   replicate_data(g, ref, result, Fanout::kFirst, a);
   if (recycle_completed(g, m.psn)) ++n.slots_recycled;

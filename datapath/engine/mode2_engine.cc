@@ -133,6 +133,7 @@ bool Mode2Engine::remove_group(uint32_t group_id) {
 
 void Mode2Engine::process(const RxFrame* frames, size_t n, FrameSink& out, uint64_t now_ns) {
   Actions actions(out, counters_);
+  actions.now_ns = now_ns;
   mode3::Loop loop{wheel_, now_ns, acks_, pumps_};
   // A burst in chunks: parse every frame of the chunk once and prefetch its route, then act.
   constexpr size_t kChunk = 32;

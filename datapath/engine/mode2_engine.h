@@ -64,7 +64,7 @@ class Mode2Engine {
   bool remove_group(uint32_t group_id);
 
   // Acts on a burst of frames received at `now_ns` (any monotonic clock, the one poll() gets;
-  // Mode-II ignores it).
+  // Mode-II uses it only for straggler telemetry, straggler.h).
   void process(const RxFrame* frames, size_t n, FrameSink& out, uint64_t now_ns = 0);
   // Mode-III's work without a frame: the timers due by `now_ns` (at most kMaxExpiriesPerPoll)
   // and the Pipes left to continue. Call it every loop iteration in which poll_wanted().

@@ -2,6 +2,7 @@
 
 #include "datapath/engine/locate_upload.h"
 #include "datapath/engine/replicate_data.h"
+#include "datapath/engine/straggler.h"
 #include "datapath/engine/translate_psn.h"
 #include "proto/vocab/aeth.h"
 #include "proto/vocab/psn.h"
@@ -239,7 +240,9 @@ void take(GroupState& g, Mode3Edge& e, bool up, const PacketRef& ref, int in, co
                         ref.record->shape.desc.dtype,
                         ref.record->shape.desc.op};
   const uint16_t fan = up ? fan_in(g, ref) : 1;
-  switch (pipe_receive(pipe, ref.gpsn(), in, claim, m.payload, m.payload_len, fan)) {
+  const PipeReceive received =
+      pipe_receive(pipe, ref.gpsn(), in, claim, m.payload, m.payload_len, fan);
+  switch (received) {
     case PipeReceive::kBeyond:
       ++n.hop_pipe_full;
       send_ack_on(g, e.edge, e.in.epsn, aeth::rnr_nak(kPipeFullRnrCode), a);
@@ -256,7 +259,15 @@ void take(GroupState& g, Mode3Edge& e, bool up, const PacketRef& ref, int in, co
     case PipeReceive::kCompleted:
       ++n.aggregations_completed;
       ++g.stats.aggregations_completed;
+      // A data result: aggregated at the root, or received from the parent.
+      if (!ref.control && (!up || !g.config->parent)) g.stats.result_bytes += m.payload_len;
       break;
+  }
+  if (up && (received == PipeReceive::kAdded || received == PipeReceive::kCompleted)) {
+    if (time_contribution(g.straggler, ref.gpsn(), in, received == PipeReceive::kCompleted, fan,
+                          loop.now_ns) == Timed::kTied) {
+      ++g.stats.slots_tied;
+    }
   }
   ++n.hop_taken;
   ++(up ? g.stats.upward_accepted : g.stats.downward_accepted);

@@ -79,6 +79,8 @@ void scope_view(const Caller& who, pb::GetTelemetryResponse& view, const TenantO
               [&](const pb::GroupCounters& g) { return tenant_of(g.group_id()) == who.name; });
     s.set_learned_hosts(0);  // the fabric's hosts are not a tenant's business
   }
+  keep_only(*view.mutable_jobs(),
+            [&](const pb::JobTelemetry& j) { return tenant_of(j.group_id()) == who.name; });
 }
 
 }  // namespace epic::manager::service

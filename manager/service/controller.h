@@ -41,6 +41,9 @@ namespace pb = ::epic::inc::v1;
 using JoinReply = std::function<void(const grpc::Status&, const pb::JoinGroupResponse&)>;
 using ChannelPtr = std::shared_ptr<AgentChannel>;
 
+// Milliseconds from `then` to `now` (0 when `then` is unset or ahead), for the views' ages.
+uint64_t age(Millis now, Millis then);
+
 class Controller {
  public:
   Controller(ServiceOptions options, std::shared_ptr<spdlog::logger> log);
@@ -67,7 +70,10 @@ class Controller {
   void list_tenants(pb::ListTenantsResponse& out) const;
   void memory(pb::GetMemoryResponse& out) const;
   void topology(pb::GetTopologyResponse& out, Millis now) const;
-  void telemetry(pb::GetTelemetryResponse& out, Millis now) const;
+  // Every switch's counters and, per installed group (or only `request.group_id`), the
+  // job-wide straggler figure (manager/core/job_telemetry.h). NOT_FOUND for an unknown group.
+  grpc::Status telemetry(const pb::GetTelemetryRequest& request, pb::GetTelemetryResponse& out,
+                         Millis now) const;
 
   // --- Agents. ---
   void agent_opened(const ChannelPtr& channel);
@@ -98,7 +104,16 @@ class Controller {
     pb::Heartbeat last_heartbeat{};
     std::map<uint32_t, uint64_t> progress{};  // per group: the counters' sum at the last beat
     std::map<uint32_t, uint64_t> rx_frames{};
+    // Per group: result_bytes at the last beat, and the goodput since the beat before.
+    struct Goodput {
+      uint64_t bytes = 0;
+      Millis at{0};
+      std::optional<double> rate{};
+    };
+    std::map<uint32_t, Goodput> goodput{};
   };
+  // The job-wide figure of installed group `g` from the sessions' last heartbeats.
+  pb::JobTelemetry job_telemetry(const Group& g) const;
   struct SentAction {
     SwitchId switch_id{};
     uint32_t group_id = 0;

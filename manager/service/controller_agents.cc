@@ -287,6 +287,13 @@ void Controller::on_heartbeat(const SwitchId& id, const pb::Heartbeat& beat, Mil
         s.rx_frames.count(c.group_id()) && s.rx_frames[c.group_id()] != c.rx_frames();
     s.progress[c.group_id()] = progress;
     s.rx_frames[c.group_id()] = c.rx_frames();
+    Session::Goodput& gp = s.goodput[c.group_id()];
+    if (gp.at.count() > 0 && now > gp.at && c.result_bytes() >= gp.bytes) {
+      gp.rate = static_cast<double>(c.result_bytes() - gp.bytes) * 1000.0 /
+                static_cast<double>((now - gp.at).count());
+    }
+    gp.bytes = c.result_bytes();
+    gp.at = now;
     if (g->state == GroupState::kInstalled && moved) {
       core_.report_activity(c.group_id(), now);
       dirty_ = true;

@@ -4,13 +4,9 @@
 #include "manager/service/convert_out.h"
 
 namespace epic::manager::service {
-namespace {
-
 uint64_t age(Millis now, Millis then) {
   return then.count() == 0 || now < then ? 0 : static_cast<uint64_t>((now - then).count());
 }
-
-}  // namespace
 
 grpc::Status Controller::set_tenant(const pb::SetTenantRequest& request, Millis now) {
   if (Status s = check_running(); !s.ok()) return to_grpc(s);
@@ -104,17 +100,6 @@ void Controller::topology(pb::GetTopologyResponse& out, Millis now) const {
   *out.mutable_switches() = std::move(*sw.mutable_switches());
   for (const Link& l : core_.topology().links()) *out.add_links() = to_proto(l);
   for (const auto& [ip, r] : core_.topology().ranks()) *out.add_ranks() = to_proto(r);
-}
-
-void Controller::telemetry(pb::GetTelemetryResponse& out, Millis now) const {
-  for (const auto& [id, s] : sessions_) {
-    auto* t = out.add_switches();
-    t->set_switch_id(id);
-    t->set_connected(s.channel != nullptr);
-    t->set_last_seen_age_ms(age(now, s.last_seen));
-    *t->mutable_groups() = s.last_heartbeat.groups();
-    t->set_learned_hosts(static_cast<uint32_t>(s.last_heartbeat.hosts_size()));
-  }
 }
 
 }  // namespace epic::manager::service

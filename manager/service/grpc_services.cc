@@ -166,11 +166,19 @@ grpc::ServerUnaryReactor* ManagerApi::GetTopology(grpc::CallbackServerContext* c
 }
 
 grpc::ServerUnaryReactor* ManagerApi::GetTelemetry(grpc::CallbackServerContext* ctx,
-                                                   const pb::GetTelemetryRequest*,
+                                                   const pb::GetTelemetryRequest* request,
                                                    pb::GetTelemetryResponse* response) {
-  return run(ctx, [this, response](const Caller& who, Millis now) {
+  return run(ctx, [this, request, response](const Caller& who, Millis now) {
     if (grpc::Status s = authorize_reader(who, "GetTelemetry"); !s.ok()) return s;
-    controller_.telemetry(*response, now);
+    if (request->group_id() != 0) {
+      // A tenant names only its own groups; another tenant's group reads as absent.
+      const auto tenant = controller_.tenant_of_group(request->group_id());
+      if (tenant && !authorize_tenant(who, "GetTelemetry", *tenant).ok()) {
+        return grpc::Status(grpc::StatusCode::NOT_FOUND,
+                            "no group " + std::to_string(request->group_id()));
+      }
+    }
+    if (grpc::Status s = controller_.telemetry(*request, *response, now); !s.ok()) return s;
     scope_view(who, *response, [this](uint32_t id) { return controller_.tenant_of_group(id); });
     return grpc::Status::OK;
   });

@@ -8,6 +8,7 @@
 #include <random>
 #include <sstream>
 
+#include "datapath/engine/group_health.h"
 #include "datapath/engine/mode2_engine.h"
 #include "datapath/wire/parser.h"
 #include "host/collective/collective_runner.h"
@@ -364,6 +365,12 @@ RunResult run_checked(const HarnessConfig& cfg,
   for (auto& S : net.switches_) {
     const e::EngineCounters& c = S->engine.counters();
     res.per_switch.push_back(c);
+    for (const e::GroupState* g : S->engine.groups()) {
+      res.group_stats.push_back(g->stats);
+      std::vector<vocab::ChildTiming> t(g->config->children.size());
+      e::child_timings(*g, t);
+      res.child_timing.push_back(std::move(t));
+    }
     if (c.rx_accounted() != c.rx_frames && why.empty()) why = "switch counters do not add up";
     res.switches += c;
   }

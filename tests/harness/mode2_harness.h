@@ -20,6 +20,8 @@
 #include "host/transport/soft/rc_counters.h"
 #include "proto/context/group_context.h"
 #include "proto/vocab/collective.h"
+#include "proto/vocab/counters.h"
+#include "proto/vocab/straggler.h"
 
 namespace epic::harness {
 
@@ -78,6 +80,10 @@ struct RunResult {
   uint64_t done_ns = 0;             // when every rank had its last result (0: never)
   engine::EngineCounters switches;  // summed over all switches
   std::vector<engine::EngineCounters> per_switch;
+  // The group's own telemetry at each switch (root first, as `shape`): its counters and the
+  // straggler figures of its children (datapath/engine/straggler.h).
+  std::vector<vocab::GroupStats> group_stats;
+  std::vector<std::vector<vocab::ChildTiming>> child_timing;
   soft::QpCounters ranks;  // summed over all ranks
   size_t ranks_count = 0;
   // What every rank received: results[k][r] is rank r's receive buffer of collective k.

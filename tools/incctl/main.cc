@@ -118,7 +118,12 @@ int main(int argc, char** argv) {
   auto* memory = app.add_subcommand("memory", "INC memory (bytes) per switch and tenant");
   auto* tenants = app.add_subcommand("tenants", "tenants, quotas and Spatial Mux partitions");
   auto* topology = app.add_subcommand("topology", "switches, links and rank addresses");
-  auto* telemetry = app.add_subcommand("telemetry", "per-group counters from the agents");
+  auto* telemetry = app.add_subcommand(
+      "telemetry",
+      "per-group counters from the agents and each group's job-wide straggler figure; with GROUP, "
+      "that group's goodput, slowest member and per-switch, per-child figures (docs/telemetry.md)");
+  uint32_t telemetry_group = 0;
+  telemetry->add_option("GROUP", telemetry_group, "group id (default: every group)");
 
   auto* create_tenant = app.add_subcommand("create-tenant", "create or replace a tenant");
   std::string name;
@@ -212,9 +217,14 @@ int main(int argc, char** argv) {
         [](const auto& r) { return render_topology(r); });
   }
   if (*telemetry) {
+    pb::GetTelemetryRequest req;
+    req.set_group_id(telemetry_group);
     return call<pb::GetTelemetryResponse>(
-        o, [](Stub& s, auto& c, auto& r) { return s.GetTelemetry(&c, {}, &r); },
-        [](const auto& r) { return render_telemetry(r); });
+        o, [&](Stub& s, auto& c, auto& r) { return s.GetTelemetry(&c, req, &r); },
+        [&](const auto& r) {
+          if (telemetry_group == 0 || r.jobs().empty()) return render_telemetry(r);
+          return render_job(r.jobs(0));
+        });
   }
   if (*create_tenant) {
     pb::SetTenantRequest req;

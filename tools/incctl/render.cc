@@ -11,6 +11,7 @@
 #include "proto/context/context_proto.h"
 #include "proto/vocab/arith.h"
 #include "proto/vocab/counters.h"
+#include "proto/vocab/straggler.h"
 
 namespace epic::incctl {
 namespace {
@@ -43,6 +44,12 @@ class Table {
 };
 
 std::string n(uint64_t v) { return std::to_string(v); }
+
+std::string percent(double share) {
+  char text[16];
+  std::snprintf(text, sizeof text, "%.1f %%", share * 100);
+  return text;
+}
 
 // "rx_frames" -> "RX FRAMES"
 std::string column_name(std::string_view counter) {
@@ -307,7 +314,73 @@ std::string render_telemetry(const pb::GetTelemetryResponse& r) {
       t.add(row);
     }
   }
-  return t.str();
+  if (r.jobs().empty()) return t.str();
+  Table j({"GROUP", "TENANT/NAME", "GOODPUT (MIN)", "AT", "COLLECTIVES", "SLOWEST", "PINNED",
+           "VERDICT"});
+  for (const auto& x : r.jobs()) {
+    j.add({n(x.group_id()), x.tenant() + "/" + x.name(),
+           rate_text(x.rate_known(), x.rate_bytes_per_s()),
+           x.rate_switch().empty() ? "-" : x.rate_switch(), n(x.collectives_completed()),
+           x.slowest().empty() ? "-" : x.slowest(), percent(x.pinned()), x.verdict()});
+  }
+  return t.str() + "\n" + j.str();
+}
+
+std::string rate_text(bool known, double bytes_per_s) {
+  if (!known) return "-";
+  static constexpr const char* kUnits[] = {"B/s", "KB/s", "MB/s", "GB/s"};
+  size_t u = 0;
+  while (bytes_per_s >= 1000 && u + 1 < std::size(kUnits)) {
+    bytes_per_s /= 1000;
+    ++u;
+  }
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f %s", bytes_per_s, kUnits[u]);
+  return text;
+}
+
+std::string lag_text(uint64_t ns) {
+  if (ns == 0) return "-";
+  char text[32];
+  if (ns < 1'000'000) {
+    std::snprintf(text, sizeof text, "%llu us", static_cast<unsigned long long>(ns / 1000));
+  } else {
+    std::snprintf(text, sizeof text, "%.1f ms", static_cast<double>(ns) / 1e6);
+  }
+  return text;
+}
+
+std::string render_job(const pb::JobTelemetry& x) {
+  std::string out = "group " + n(x.group_id()) + " (" + x.tenant() + "/" + x.name() + ")\n";
+  out += "  goodput:      " + rate_text(x.rate_known(), x.rate_bytes_per_s()) +
+         (x.rate_switch().empty() ? "" : " (the minimum, at " + x.rate_switch() + ")") + "\n";
+  out += "  collectives:  " + n(x.collectives_completed()) + " completed\n";
+  out +=
+      "  slowest:      " + (x.slowest().empty() ? std::string("nobody stands out") : x.slowest()) +
+      " — last of " + percent(x.pinned()) + " of the slots (" + x.verdict() + ")\n\n";
+  Table path(
+      {"WALK: SWITCH", "LAST MOST OFTEN", "SHARE", "SLOTS", "PINNED ABOVE", "PINNED", "LAG P50"});
+  for (const auto& h : x.path()) {
+    path.add({h.switch_id(), h.child().empty() ? "-" : h.child(), percent(h.share()), n(h.slots()),
+              percent(h.threshold()), h.pinned() ? "yes" : "no", lag_text(h.lag_p50_ns())});
+  }
+  Table local({"SWITCH (LOCAL)", "CHILD", "LAST", "SHARE", "LAG P50", "LAG P99", "GOODPUT"});
+  for (const auto& s : x.switches()) {
+    if (!s.reported()) {
+      local.add({s.switch_id(), "(no report yet)", "-", "-", "-", "-", "-"});
+      continue;
+    }
+    for (const auto& c : s.children()) {
+      const double share =
+          s.slots_timed() > 0 ? static_cast<double>(c.last()) / static_cast<double>(s.slots_timed())
+                              : 0;
+      const std::string who =
+          vocab::child_name(c.is_rank(), c.child(), c.first_rank(), c.rank_count());
+      local.add({s.switch_id(), who, n(c.last()), percent(share), lag_text(c.lag_p50_ns()),
+                 lag_text(c.lag_p99_ns()), rate_text(s.rate_known(), s.rate_bytes_per_s())});
+    }
+  }
+  return out + path.str() + "\n" + local.str();
 }
 
 }  // namespace epic::incctl

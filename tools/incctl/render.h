@@ -29,6 +29,14 @@ std::string render_tree(const pb::GroupInfo& g);
 std::string render_memory(const pb::GetMemoryResponse& r);
 std::string render_tenants(const pb::ListTenantsResponse& r);
 std::string render_topology(const pb::GetTopologyResponse& r);
+// Every switch's per-group counters, then one line per installed group's job-wide figure.
 std::string render_telemetry(const pb::GetTelemetryResponse& r);
+// One group (incctl telemetry GROUP): the job-wide figure, the walk from the root, and every
+// switch's local per-child figures.
+std::string render_job(const pb::JobTelemetry& j);
+// "12.5 MB/s"-style goodput; "-" when unknown.
+std::string rate_text(bool known, double bytes_per_s);
+// "850 us", "2.1 ms"; "-" for 0 (nothing timed).
+std::string lag_text(uint64_t ns);
 
 }  // namespace epic::incctl

@@ -31,6 +31,8 @@ class OneGroup : public TelemetrySource {
 #define EPIC_VALUE(name, help) g.stats.name = v++;
     EPIC_GROUP_COUNTERS(EPIC_VALUE)
 #undef EPIC_VALUE
+    g.children.push_back({0, true, 3, 1, 11, 12, 13, 14});
+    g.children.push_back({1, false, 4, 8, 21, 22, 23, 24});
     return {g};
   }
   std::vector<HostReport> hosts() const override { return {}; }
@@ -56,6 +58,29 @@ TEST(GroupCounters, TheHeartbeatCarriesEachValue) {
   for (const std::string& name : counter_names()) {
     EXPECT_EQ(refl->GetUInt64(g, g.GetDescriptor()->FindFieldByName(name)), want++) << name;
   }
+}
+
+// Straggler figures travel per child with who the child is (proto/vocab/straggler.h).
+TEST(GroupCounters, TheHeartbeatCarriesEachChildsTiming) {
+  const inc::v1::AgentMessage m = make_heartbeat(OneGroup{});
+  const inc::v1::GroupCounters& g = m.heartbeat().groups(0);
+  ASSERT_EQ(g.children_size(), 2);
+  const inc::v1::ChildTiming& a = g.children(0);
+  EXPECT_EQ(a.child(), 0u);
+  EXPECT_TRUE(a.is_rank());
+  EXPECT_EQ(a.first_rank(), 3u);
+  EXPECT_EQ(a.rank_count(), 1u);
+  EXPECT_EQ(a.last(), 11u);
+  EXPECT_EQ(a.lag_samples(), 12u);
+  EXPECT_EQ(a.lag_p50_ns(), 13u);
+  EXPECT_EQ(a.lag_p99_ns(), 14u);
+  const inc::v1::ChildTiming& b = g.children(1);
+  EXPECT_EQ(b.child(), 1u);
+  EXPECT_FALSE(b.is_rank());
+  EXPECT_EQ(b.first_rank(), 4u);
+  EXPECT_EQ(b.rank_count(), 8u);
+  EXPECT_EQ(b.last(), 21u);
+  EXPECT_EQ(b.lag_p99_ns(), 24u);
 }
 
 }  // namespace
