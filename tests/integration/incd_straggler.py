@@ -63,7 +63,7 @@ def run_case(lab, mgr, name, ranks, qpn_base, watch):
     """Runs inc-bench on `ranks` as group `name`; while it runs, reads the job-wide view and
     each switch's metrics. Returns (bench ok, last job view with timed slots, metrics)."""
     bench = control_plane.Bench(lab, mgr, name, "lab", ranks, qpn_base, BENCH)
-    job, metrics = None, {}
+    job, metrics, text = None, {}, ""
     deadline = time.time() + control_plane.JOB_TIMEOUT_S
     gid = None
     while time.time() < deadline and any(p.poll() is None for _, p, _ in bench.procs):
@@ -77,8 +77,11 @@ def run_case(lab, mgr, name, ranks, qpn_base, watch):
             if jobs and jobs[0].get("path") and int(jobs[0]["path"][0].get("slots", 0)) > 0:
                 job = jobs[0]
                 metrics = {s.name: lab.metrics(s, quiet=True) for s in watch}
+                text = mgr.ctl("telemetry", str(gid), json_out=False, quiet=True) or text
         time.sleep(0.5)
     ok, modes, cases, res = bench.finish()
+    print(f"== {name}: the last job-wide view read while it ran ($ incctl telemetry {gid}):")
+    print(text.rstrip())
     if not ok or modes != {"inc"}:
         control_plane.dump(res)
     return ok and modes == {"inc"}, job, metrics
