@@ -22,6 +22,21 @@ enum class Contribution : uint8_t {
   kCompleted,     // aggregated, and the degree reached the fan-in: the result is stored
 };
 
+// ECN (RFC 3168) of an aggregate: CE if either is CE (congestion on any contribution's path
+// reaches the receivers, so their senders slow down); else Not-ECT if either is not
+// ECN-capable; else ECT(0) (ECT(1) only if both are).
+inline constexpr uint8_t kEcnNotEct = 0, kEcnEct1 = 1, kEcnEct0 = 2, kEcnCe = 3;
+constexpr uint8_t combine_ecn(uint8_t a, uint8_t b) {
+  if (a == kEcnCe || b == kEcnCe) return kEcnCe;
+  if (a == kEcnNotEct || b == kEcnNotEct) return kEcnNotEct;
+  return a == b ? a : kEcnEct0;
+}
+// A contribution with ECN bits `ecn` was just added to slot `s` (its degree counts it): the
+// first sets the slot's codepoint, the others combine into it.
+inline void note_ecn(Slot& s, uint8_t ecn) {
+  s.ecn = s.degree <= 1 ? static_cast<uint8_t>(ecn & 3) : combine_ecn(s.ecn, ecn & 3);
+}
+
 // Where a contribution comes from: a rank (its plain dtype) or a switch child (plain, or for
 // an exact sum its AUTO partial).
 enum class Source : uint8_t { kRank, kSwitch };

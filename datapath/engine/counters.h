@@ -37,6 +37,7 @@ enum class CounterKind : uint8_t { kTotal, kDisposition, kDrop, kEvent };
   X(hop_out_of_order, kDisposition, "hop_out_of_order", "Mode-III: ahead of ePSN (a loss): NAKed")\
   X(hop_pipe_full, kDisposition, "hop_pipe_full", "Mode-III: beyond the Pipe's range: RNR NAK")   \
   X(hop_acks, kDisposition, "hop_acks", "Mode-III: ACK/NAK from an out-endpoint")                 \
+  X(cnps, kDisposition, "cnps", "CNP from a member: forwarded (Mode-II) or consumed (Mode-III)")  \
   /* drops, by reason */                                                                           \
   X(drop_parse, kDrop, "parse", "not a well-formed RoCEv2 frame (or bad ICRC)")                   \
   X(drop_no_route, kDrop, "no_route", "(IP, QP) is not a group endpoint here")                    \
@@ -73,6 +74,10 @@ enum class CounterKind : uint8_t { kTotal, kDisposition, kDrop, kEvent };
   X(hop_failures, kEvent, "hop_failures", "Mode-III: hops past their retry limit (group ended)")   \
   X(hop_nudges, kEvent, "hop_nudges", "Mode-III: NAKs/ACKs sent again to a quiet or stuck rank")   \
   X(pipe_entries_recycled, kEvent, "pipe_entries_recycled", "Mode-III: Pipe entries freed")       \
+  X(ecn_ce_in, kEvent, "ecn_ce_in", "contributions and results that arrived marked CE")         \
+  X(ecn_ce_out, kEvent, "ecn_ce_out", "frames sent marked CE: a contribution to them was CE")      \
+  X(cnps_forwarded, kEvent, "cnps_forwarded", "Mode-II: CNPs sent on to the group's other edges")  \
+  X(cnps_rate_limited, kEvent, "cnps_rate_limited", "Mode-II: CNPs not sent: that edge had one") \
   X(tx_frames, kEvent, "tx_frames", "frames emitted")
 // clang-format on
 

@@ -96,6 +96,9 @@ struct GroupState {
   Mode3State* mode3 = nullptr;  // Mode-III: the Pipes and the hops (nullptr in Mode-II)
   // Straggler telemetry: slot arrival times, who completed each slot, per-child lag.
   StragglerState straggler;
+  // Congestion: when each edge was last sent a CNP (burst time; congestion.h rate-limits).
+  std::array<uint64_t, kMaxEdges> cnp_sent_ns{};
+  std::array<bool, kMaxEdges> cnp_sent{};
   // Records counted in stats.collectives_completed (the global frontier passed their last PSN).
   uint64_t completed_records = 0;
 };

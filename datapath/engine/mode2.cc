@@ -3,6 +3,7 @@
 #include "datapath/engine/ack_reflect.h"
 #include "datapath/engine/aggregate_data.h"
 #include "datapath/engine/check_duplicate.h"
+#include "datapath/engine/congestion.h"
 #include "datapath/engine/locate_upload.h"
 #include "datapath/engine/recycle_buffer.h"
 #include "datapath/engine/replicate_data.h"
@@ -58,6 +59,7 @@ void contribute(GroupState& g, const PacketMeta& m, const PacketRef& ref, Action
   }
   ++n.upward_accepted;
   ++g.stats.upward_accepted;
+  note_ecn(s, m.ecn);
   if (time_contribution(g.straggler, gpsn, m.child, r == Contribution::kCompleted, fan, a.now_ns) ==
       Timed::kTied) {
     ++g.stats.slots_tied;
@@ -65,11 +67,11 @@ void contribute(GroupState& g, const PacketMeta& m, const PacketRef& ref, Action
   if (r == Contribution::kAdded) return;
   ++n.aggregations_completed;
   ++g.stats.aggregations_completed;
-  const Payload result{s.opcode, s.immdt, region.result_of(i), s.payload_len};
+  const Payload result{s.opcode, s.immdt, region.result_of(i), s.payload_len, s.ecn};
   if (g.config->parent) {
     s.state = SlotState::kSentUp;
     const UpPayload up = up_payload(region, i);
-    send_up(g, gpsn, {s.opcode, s.immdt, up.data, up.len}, a);
+    send_up(g, gpsn, {s.opcode, s.immdt, up.data, up.len, s.ecn}, a);
     ++n.partials_sent_up;
   } else {
     s.state = SlotState::kComplete;
@@ -101,7 +103,7 @@ void upward(GroupState& g, const PacketMeta& m, Actions& a) {
     ++n.upward_accepted;
     ++g.stats.upward_accepted;
     if (cfg.children[c].is_rank && resent) answer_one_source_retransmission(g, m.child, m.psn, a);
-    const Payload p{m.opcode, 0, m.payload, m.payload_len};
+    const Payload p{m.opcode, 0, m.payload, m.payload_len, m.ecn};
     if (cfg.parent) {
       send_up(g, gpsn, p, a);
       ++n.partials_sent_up;
@@ -134,7 +136,7 @@ void downward(GroupState& g, const PacketMeta& m, Actions& a) {
     ++n.downward_accepted;
     ++g.stats.downward_accepted;
     g.stats.result_bytes += m.payload_len;
-    replicate_data(g, ref, {m.opcode, 0, m.payload, m.payload_len}, Fanout::kFirst, a);
+    replicate_data(g, ref, {m.opcode, 0, m.payload, m.payload_len, m.ecn}, Fanout::kFirst, a);
     return;
   }
   SlotRegion& region = *g.slots;
@@ -149,7 +151,9 @@ void downward(GroupState& g, const PacketMeta& m, Actions& a) {
     drop(g, n.drop_inconsistent);
     return;
   }
-  const Payload result{s.opcode, s.immdt, region.result_of(i), s.payload_len};
+  // The parent's result carries the ECN of every contribution of the group (ours included).
+  if (s.state != SlotState::kComplete) s.ecn = m.ecn;
+  const Payload result{s.opcode, s.immdt, region.result_of(i), s.payload_len, s.ecn};
   if (s.state == SlotState::kComplete) {
     // The parent re-sent a result because a child below retransmitted: forward it again.
     ++n.downward_duplicate;
@@ -177,6 +181,9 @@ bool frontier_announced(const GroupState& g, uint32_t psn) {
 
 void handle(const PacketMeta& m, Actions& a) {
   GroupState& g = *m.group;
+  if (m.ecn == kEcnCe && (m.kind == PacketKind::kUpload || m.kind == PacketKind::kResult)) {
+    ++a.counters.ecn_ce_in;
+  }
   switch (m.kind) {
     case PacketKind::kUpload:
       upward(g, m, a);
@@ -201,6 +208,9 @@ void handle(const PacketMeta& m, Actions& a) {
       }
       ++a.counters.frontier_from_parent;
       receive_group_frontier(g, m.psn, a);
+      return;
+    case PacketKind::kCnp:
+      forward_cnp(g, m, a);
       return;
     case PacketKind::kUnsupported:
       drop(g, a.counters.drop_unsupported);

@@ -1,5 +1,6 @@
 #include "datapath/engine/mode3.h"
 
+#include "datapath/engine/aggregate_data.h"
 #include "datapath/engine/locate_upload.h"
 #include "datapath/engine/replicate_data.h"
 #include "datapath/engine/straggler.h"
@@ -63,7 +64,7 @@ bool arrives(const GroupState& g, bool up, const PacketRef& ref) {
 Payload entry_payload(const PipeState& pipe, uint32_t psn) {
   const uint32_t i = pipe_entry(pipe, psn);
   const Slot& s = pipe.entries->meta[i];
-  return {s.opcode, s.immdt, pipe.entries->result_of(i), s.payload_len};
+  return {s.opcode, s.immdt, pipe.entries->result_of(i), s.payload_len, s.ecn};
 }
 
 // Sends `psn`'s result (packet `ref`) up to the parent, numbered in this switch's send sequence.
@@ -263,6 +264,10 @@ void take(GroupState& g, Mode3Edge& e, bool up, const PacketRef& ref, int in, co
       if (!ref.control && (!up || !g.config->parent)) g.stats.result_bytes += m.payload_len;
       break;
   }
+  if (received == PipeReceive::kAdded || received == PipeReceive::kCompleted) {
+    note_ecn(pipe.entries->meta[pipe_entry(pipe, ref.gpsn())], m.ecn);
+    if (m.ecn == kEcnCe) ++n.ecn_ce_in;
+  }
   if (up && (received == PipeReceive::kAdded || received == PipeReceive::kCompleted)) {
     if (time_contribution(g.straggler, ref.gpsn(), in, received == PipeReceive::kCompleted, fan,
                           loop.now_ns) == Timed::kTied) {
@@ -395,6 +400,9 @@ void handle(const PacketMeta& m, Actions& a, Loop& loop) {
       return;
     case PacketKind::kParentFrontier:
       out_ack(g, kParentEdge, m, a, loop);
+      return;
+    case PacketKind::kCnp:
+      ++a.counters.cnps;  // consumed: a hop's sender has no rate control (congestion.h)
       return;
     case PacketKind::kUnsupported:
       drop(g, a.counters.drop_unsupported);

@@ -22,6 +22,7 @@ enum class PacketKind : uint8_t {
   kRankAck,         // ACK or NAK from a rank child: reflected (ReceiveAck)
   kChildFrontier,   // ACK from a switch child: its subtree's ACK frontier
   kParentFrontier,  // ACK from the parent: the group's ACK frontier
+  kCnp,             // RoCEv2 CNP: the sender of it saw CE on something this switch sent it
   kUnsupported,     // any other opcode (RDMA WRITE/READ, UC/UD, SEND with invalidate)
 };
 
@@ -36,6 +37,7 @@ struct PacketMeta {
   uint32_t psn = 0;
   const uint8_t* payload = nullptr;
   uint16_t payload_len = 0;
+  uint8_t ecn = 0;  // the IP header's ECN bits
 
   size_t child_index() const { return static_cast<size_t>(child); }
 };
@@ -47,6 +49,7 @@ inline PacketMeta classify(const wire::PacketView& v, const Route& route) {
   m.child = route.child;
   m.opcode = v.opcode();
   m.psn = v.psn();
+  m.ecn = v.ecn();
   const wire::OpcodeInfo& op = *v.op;
   if (op.kind == wire::OpKind::kAck) {
     m.syndrome = v.aeth().syndrome;
@@ -64,6 +67,8 @@ inline PacketMeta classify(const wire::PacketView& v, const Route& route) {
     m.control = m.opcode == wire::op::kSendOnlyImm && v.immdt() == kControlImm;
     m.payload = v.payload();
     m.payload_len = v.data_len();
+  } else if (op.kind == wire::OpKind::kCnp) {
+    m.kind = PacketKind::kCnp;
   } else {
     m.kind = PacketKind::kUnsupported;
   }

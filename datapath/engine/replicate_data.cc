@@ -2,6 +2,8 @@
 
 #include <optional>
 
+#include "datapath/engine/aggregate_data.h"
+
 namespace epic::engine {
 
 void replicate_data(GroupState& g, const PacketRef& ref, const Payload& p, Fanout fanout,
@@ -19,6 +21,7 @@ void replicate_data(GroupState& g, const PacketRef& ref, const Payload& p, Fanou
     f.dst = &link.remote;
     f.udp_src_port = link.udp_src_port;
     f.pkey = cfg.wire_pkey();
+    f.tos = p.ecn;
     f.opcode = p.opcode;
     f.psn = recv_psn(g, c, ref);
     f.ack_req = true;  // every result is acknowledged: the ACKs drive the senders' windows
@@ -28,6 +31,7 @@ void replicate_data(GroupState& g, const PacketRef& ref, const Payload& p, Fanou
     f.icrc_from = icrc_base ? &*icrc_base : nullptr;
     const bool more = fanout != Fanout::kOne && c + 1 < cfg.children.size();
     a.send(link.port, f, more ? &icrc_base : nullptr);
+    if (p.ecn == kEcnCe) ++a.counters.ecn_ce_out;
     if (fanout == Fanout::kFirst) {
       ++a.counters.results_replicated;
       ++g.stats.results_replicated;
@@ -42,12 +46,14 @@ void send_up(const GroupState& g, uint32_t psn, const Payload& p, Actions& a) {
   f.dst = &link.remote;
   f.udp_src_port = link.udp_src_port;
   f.pkey = g.config->wire_pkey();
+  f.tos = p.ecn;
   f.opcode = p.opcode;
   f.psn = psn;
   f.immdt = p.immdt;
   f.payload = p.data;
   f.payload_len = p.len;
   a.send(link.port, f);
+  if (p.ecn == kEcnCe) ++a.counters.ecn_ce_out;
 }
 
 }  // namespace epic::engine

@@ -22,6 +22,7 @@ struct Payload {
   uint32_t immdt = 0;
   const uint8_t* data = nullptr;
   uint16_t len = 0;
+  uint8_t ecn = 0;  // the IP ECN bits the frames carry (the slot's, or the packet's passed on)
 };
 
 // Which children a result goes to. A first replication counts results_replicated.

@@ -14,7 +14,7 @@ namespace {
 Payload partial_of(SlotRegion& region, uint32_t i) {
   const Slot& s = region.meta[i];
   const UpPayload up = up_payload(region, i);
-  return {s.opcode, s.immdt, up.data, up.len};
+  return {s.opcode, s.immdt, up.data, up.len, s.ecn};
 }
 
 }  // namespace
@@ -38,7 +38,7 @@ void answer_duplicate_contribution(GroupState& g, int child, const PacketRef& re
   const ChildLink& l = cfg.children[c];
   if (!l.is_rank) repeat_frontier_down(g, c, a);
   repeat_frontier_up(g, a);
-  const Payload result{s.opcode, s.immdt, region.result_of(i), s.payload_len};
+  const Payload result{s.opcode, s.immdt, region.result_of(i), s.payload_len, s.ecn};
   const bool result_for_child = s.state == SlotState::kComplete && child_receives(g, c, ref);
   if (result_for_child) {
     replicate_data(g, ref, result, Fanout::kOne, child, a);

@@ -36,6 +36,10 @@ struct Slot {
   uint32_t immdt = 0;
   arith::DType dtype = arith::DType::kInt32;
   arith::ReduceOp op = arith::ReduceOp::kSum;
+  // The ECN codepoint the slot's result carries (IP ECN bits, RFC 3168): CE if any contribution
+  // was CE, else Not-ECT if any was not ECN-capable, else ECT (aggregate_data.h note_ecn). In
+  // the padding: a slot's bookkeeping stays vocab::kSlotMetaBytes.
+  uint8_t ecn = 0;
 };
 
 // The manager grants and accounts slot memory with vocab::group_memory_bytes: the bookkeeping

@@ -72,7 +72,7 @@ size_t build_frame(uint8_t* out, size_t cap, const FrameSpec& s,
   bth[w::bth::kOpcode] = s.opcode;
   bth[w::bth::kFlags] = static_cast<uint8_t>(pad << 4);
   w::store_be16(bth + w::bth::kPkey, s.pkey);
-  bth[w::bth::kFecnBecn] = 0;
+  bth[w::bth::kFecnBecn] = s.becn ? 0x40 : 0;
   w::store_be24(bth + w::bth::kDestQp, s.dst->qpn & vocab::kQpnMask);
   bth[w::bth::kAckReq] = s.ack_req ? 0x80 : 0;
   w::store_be24(bth + w::bth::kPsn, s.psn & vocab::kPsnMask);

@@ -33,6 +33,7 @@ struct FrameSpec {
   uint32_t psn = 0;
   bool ack_req = false;
   uint32_t immdt = 0;         // when the opcode carries ImmDt
+  bool becn = false;          // BTH BECN (a CNP sets it)
   uint8_t aeth_syndrome = 0;  // when the opcode carries an AETH
   uint32_t aeth_msn = 0;
   const uint8_t* payload = nullptr;

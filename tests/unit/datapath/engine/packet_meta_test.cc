@@ -1,17 +1,18 @@
 // classify() (packet_meta.h) turns a parsed RoCEv2 frame and the LookupTable's route into the
 // PacketMeta the IncEngine modules act on: the kind of packet on its edge (an RC SEND from a
 // child is an upload, from the parent a result; an ACK is a rank's ACK/NAK to reflect, a switch
-// child's subtree frontier or the parent's group frontier; anything else is unsupported), the
+// child's subtree frontier or the parent's group frontier; a CNP from any edge is a CNP;
+// anything else is unsupported), the
 // control flag (SEND_ONLY_WITH_IMM whose immediate is kControlImm, and nothing else), whether an
 // immediate is present, the AETH syndrome, the PSN, and where the payload lies in the frame.
 // The table: every known BTH opcode — RC SEND first/middle/last/only with and without an
 // immediate from rank children, the switch child and the parent; SEND with invalidate (IETH),
-// RDMA WRITE, RDMA READ request and responses, atomics, every UC opcode, UD and CNP, all
-// unsupported; ACKs with each syndrome kind from a rank child, the switch child and the parent;
-// control detection against near and other immediates and other opcodes; payload offset (54
-// bytes of Ethernet + IPv4 + UDP + BTH, 4 more for ImmDt and 4 more for a VLAN tag) and length
-// (pad excluded), and the 24-bit PSN. Frames are built with wire::PacketBuilder and parsed with
-// wire::parse, as the engine's burst loop does.
+// RDMA WRITE, RDMA READ request and responses, atomics, every UC opcode and UD, all
+// unsupported; CNPs from each kind of edge; ACKs with each syndrome kind from a rank child, the
+// switch child and the parent; control detection against near and other immediates and other
+// opcodes; payload offset (54 bytes of Ethernet + IPv4 + UDP + BTH, 4 more for ImmDt and 4 more for
+// a VLAN tag) and length (pad excluded), and the 24-bit PSN. Frames are built with
+// wire::PacketBuilder and parsed with wire::parse, as the engine's burst loop does.
 #include "datapath/engine/packet_meta.h"
 
 #include <gtest/gtest.h>
@@ -46,6 +47,8 @@ const char* name(PacketKind k) {
       return "child_frontier";
     case K::kParentFrontier:
       return "parent_frontier";
+    case K::kCnp:
+      return "cnp";
     case K::kUnsupported:
       return "unsupported";
   }
@@ -98,6 +101,11 @@ Row unsupported(const char* n, uint8_t opcode, int16_t child, uint16_t payload =
   r.payload = payload;
   r.syndrome = syndrome;
   r.kind = K::kUnsupported;
+  return r;
+}
+Row cnp(const char* n, int16_t child) {
+  Row r{n, op::kCnp, child};
+  r.kind = K::kCnp;
   return r;
 }
 Row ack(const char* n, int16_t child, uint8_t syndrome, PacketKind kind, uint32_t psn = 0x123456) {
@@ -207,7 +215,9 @@ const std::vector<Row> kRows = {
     unsupported("UD SEND_ONLY_WITH_IMM, kControlImm: not control", op::kUdSendOnlyImm, kRank0, 16,
                 kControlImm),
     unsupported("UD SEND_ONLY from the parent", op::kUdSendOnly, kParent, 16),
-    unsupported("CNP", op::kCnp, kRank0),
+    cnp("CNP from rank 0", kRank0),
+    cnp("CNP from the switch child", kSwitch),
+    cnp("CNP from the parent", kParent),
 
     // ACKs: by the edge they came on; the syndrome is carried whatever it says.
     ack("ACK from rank 0", kRank0, aeth::kAckUnlimitedCredits, K::kRankAck),
