@@ -27,6 +27,7 @@ dpdk::DatapathConfig datapath_options(const IncdConfig& c) {
     o.spec.drop = f.drop;
     o.spec.duplicate = f.duplicate;
     o.spec.reorder = f.reorder;
+    o.spec.mark_ce = f.mark_ce;
     o.spec.delay_ns = uint64_t{f.delay_us} * 1000;
     o.spec.seed = f.seed;
     d.faults.push_back(o);

@@ -56,18 +56,17 @@ class Families {
 
 void fault_metrics(Families& f, const Labels& base, const char* dir,
                    const switching::FaultCounters& c) {
-  const std::pair<const char*, uint64_t> rows[] = {{"dropped", c.dropped},
-                                                   {"duplicated", c.duplicated},
-                                                   {"reordered", c.reordered},
-                                                   {"delayed", c.delayed},
-                                                   {"overflow", c.overflow}};
+  const std::pair<const char*, uint64_t> rows[] = {
+      {"dropped", c.dropped},     {"duplicated", c.duplicated}, {"reordered", c.reordered},
+      {"ce_marked", c.ce_marked}, {"delayed", c.delayed},       {"overflow", c.overflow}};
   for (const auto& [name, v] : rows) {
     Labels l = base;
     l.push_back({"direction", dir});
     l.push_back({"fault", name});
-    f.counter("incd_port_faults_injected_total",
-              "Frames the fault-injection stage dropped, duplicated, reordered or delayed", l,
-              static_cast<double>(v));
+    f.counter(
+        "incd_port_faults_injected_total",
+        "Frames the fault-injection stage dropped, duplicated, marked CE, reordered or delayed", l,
+        static_cast<double>(v));
   }
 }
 
@@ -204,6 +203,7 @@ std::vector<p::MetricFamily> DatapathCollector::Collect() const {
         a->dropped += b->dropped;
         a->duplicated += b->duplicated;
         a->reordered += b->reordered;
+        a->ce_marked += b->ce_marked;
         a->delayed += b->delayed;
         a->overflow += b->overflow;
       }

@@ -43,6 +43,7 @@ struct FaultConfig {
   uint16_t port = 0;  // index into ports
   Direction direction = Direction::kRx;
   double drop = 0, duplicate = 0, reorder = 0;  // probabilities in [0, 1]
+  double mark_ce = 0;  // probability in [0, 1] that an ECN-capable frame is marked CE
   uint32_t delay_us = 0;
   uint64_t seed = 1;
 };

@@ -295,6 +295,7 @@ class Validator {
       fc.drop = probability(f.drop(), "drop");
       fc.duplicate = probability(f.duplicate(), "duplicate");
       fc.reorder = probability(f.reorder(), "reorder");
+      fc.mark_ce = probability(f.mark_ce(), "mark_ce");
       fc.delay_us = f.delay_us();
       if (f.has_seed()) fc.seed = f.seed();
       if (port) {

@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "datapath/wire/ecn_mark.h"
+
 namespace epic::dpdk {
 
 namespace e = epic::engine;
@@ -20,6 +22,9 @@ bool MbufOps::clone(rte_mbuf* in, rte_mbuf** out) const {
   return *out != nullptr;
 }
 void MbufOps::free(rte_mbuf* m) const { rte_pktmbuf_free(m); }
+bool MbufOps::mark_ce(rte_mbuf* m) const {
+  return wire::mark_ce(rte_pktmbuf_mtod(m, uint8_t*), rte_pktmbuf_data_len(m));
+}
 
 // The engine's FrameSink: each frame is built in a fresh mbuf and queued for TX on commit, so
 // an engine frame is written once, where it leaves. Fresh mbufs are cold (a pool cycles through

@@ -35,6 +35,7 @@ struct MbufOps {
   rte_mempool* pool = nullptr;
   bool clone(rte_mbuf* in, rte_mbuf** out) const;
   void free(rte_mbuf* m) const;
+  bool mark_ce(rte_mbuf* m) const;  // wire::mark_ce on the frame (a single segment)
 };
 using MbufFaultStage = switching::FaultStage<rte_mbuf*, MbufOps>;
 

@@ -10,6 +10,7 @@
 //
 // Each packet, independently: with probability `drop` it is freed; otherwise,
 // with probability `duplicate`, a clone leaves beside it (same hold time);
+// with probability `mark_ce` an ECN-capable one is marked CE (Ops::mark_ce, optional);
 // with probability `reorder` it is held an extra uniform [1 µs, 50 µs] so that
 // later packets overtake it; every surviving packet is held `delay_ns`.
 // Held packets leave through release() in release-time order (ties: arrival
@@ -41,15 +42,21 @@ namespace epic::switching {
 
 struct FaultSpec {
   double drop = 0, duplicate = 0, reorder = 0;  // probabilities in [0, 1]
+  // Probability in [0, 1] that a surviving ECN-capable packet is marked CE (as a congested
+  // queue's AQM would), when Ops can mark (Ops::mark_ce); others pass unmarked.
+  double mark_ce = 0;
   uint64_t delay_ns = 0;
   uint64_t seed = 1;
-  bool enabled() const { return drop > 0 || duplicate > 0 || reorder > 0 || delay_ns > 0; }
+  bool enabled() const {
+    return drop > 0 || duplicate > 0 || reorder > 0 || mark_ce > 0 || delay_ns > 0;
+  }
 };
 
 struct FaultCounters {
   uint64_t passed = 0;        // input packets not dropped (they leave now or later)
   uint64_t dropped = 0;       // input packets freed by the drop fault
   uint64_t duplicated = 0;    // clones emitted
+  uint64_t ce_marked = 0;     // packets marked CE (ECN-capable ones the draw chose)
   uint64_t reordered = 0;     // packets (clones included) held for a reorder delay
   uint64_t delayed = 0;       // packets (clones included) held for delay_ns
   uint64_t overflow = 0;      // hold queue full: passed at once instead of held
@@ -176,6 +183,7 @@ class FaultStage {
         drop_(threshold(spec.drop)),
         duplicate_(threshold(spec.duplicate)),
         reorder_(threshold(spec.reorder)),
+        mark_ce_(threshold(spec.mark_ce)),
         held_(hold_capacity) {}
   ~FaultStage() { drain(); }
   FaultStage(const FaultStage&) = delete;
@@ -202,6 +210,9 @@ class FaultStage {
         continue;
       }
       ++counters_.passed;
+      if constexpr (requires(Ops o, Packet q) { o.mark_ce(q); }) {
+        if (chance(mark_ce_) && ops_.mark_ce(p)) ++counters_.ce_marked;
+      }
       uint64_t extra = 0;
       if (chance(reorder_)) {
         extra = kReorderMinNs + rng_.next() % (kReorderMaxNs - kReorderMinNs + 1);
@@ -289,7 +300,7 @@ class FaultStage {
   Ops ops_;
   SplitMix64 rng_;
   bool enabled_;
-  uint64_t drop_, duplicate_, reorder_;  // thresholds, see threshold()
+  uint64_t drop_, duplicate_, reorder_, mark_ce_;  // thresholds, see threshold()
   detail::HoldQueue<Packet> held_;
   FaultCounters counters_;
 };

@@ -29,6 +29,9 @@ const std::vector<std::pair<std::string, std::string>> kKeys = {
     {"INC_SWITCH_QPN", "the switch's virtual QPN for this rank (required)"},
     {"INC_PSN", "the group's initial PSN (default 0)"},
     {"INC_PMTU", "path MTU: 256, 512, 1024, 2048, 4096 (default 1024)"},
+    {"INC_TRAFFIC_CLASS",
+     "IP TOS / GRH traffic class of the QP's packets, DSCP << 2 | ECN (default 0; 2 = ECT(0): "
+     "ECN-capable, so congestion marks CE and the ranks answer with CNPs)"},
     {"INC_WINDOW",
      "the group's window MW in packets (default " + std::to_string(vocab::kDefaultWindow) +
          "; with INC_MANAGER: the manager sizes it from the path's bandwidth-delay product)"},
@@ -171,6 +174,10 @@ ConfigResult config_from_pairs(const std::map<std::string, std::string>& pairs) 
       if (!v || !vocab::valid_pmtu(*v))
         return bad(key, value, "expected one of " + std::string(vocab::kPmtuChoices));
       t.pmtu = static_cast<uint16_t>(*v);
+    } else if (key == "INC_TRAFFIC_CLASS") {
+      auto v = u32(255);
+      if (!v) return bad(key, value, "expected 0..255: DSCP << 2 | ECN (2 = ECT(0), ECN-capable)");
+      t.traffic_class = static_cast<uint8_t>(*v);
     } else if (key == "INC_WINDOW") {
       auto v = u32(vocab::kMaxWindow);
       if (!v || !vocab::valid_window(*v))

@@ -34,6 +34,7 @@ soft::io::Result<std::unique_ptr<Transport>> open_soft(const TransportOptions& o
   c.qp.path.remote_ipv4 = o.switch_ip;
   c.qp.path.udp_src_port = o.udp_sport;
   c.qp.pkey = o.pkey;
+  c.qp.path.tos = o.traffic_class;
   c.arp_timeout = o.arp_timeout;
   auto t = soft::io::SoftTransport::open(c);
   if (!t.ok()) return {nullptr, "soft transport on " + o.iface + ": " + t.error};
@@ -58,6 +59,7 @@ verbs::VerbsConfig verbs_config(const TransportOptions& o) {
   c.retry_count = o.retry_count;
   c.rnr_retry = 7;
   c.pkey = o.pkey;
+  c.traffic_class = o.traffic_class;
   return c;
 }
 #endif

@@ -44,6 +44,10 @@ struct TransportOptions {
   // The BTH P_Key the QP sends: the group's partition (proto/vocab/pkey.h). verbs: the port's
   // P_Key table must hold it (full member), and the QP uses its index.
   uint16_t pkey = vocab::kDefaultPkey;
+  // The IP TOS / traffic class of every packet the QP sends: DSCP (7:2) and ECN (1:0).
+  // soft: the IPv4 TOS; verbs: the GRH traffic class (a NIC with ECN on may set ECT itself).
+  // 2 (ECT(0)) makes the QP's packets ECN-capable, so that a switch can mark them CE.
+  uint8_t traffic_class = 0;
 
   // verbs
   std::string device;  // "" = the first RDMA device with an active RoCEv2 port

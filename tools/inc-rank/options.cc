@@ -66,6 +66,11 @@ rendezvous (either transport):
                               configured with our QPN
   --wait-timeout-ms N         bound on that wait (default 60000)
 
+either transport:
+  --traffic-class N           IP TOS (soft) or GRH traffic class (verbs) of our packets:
+                              DSCP << 2 | ECN, 0-255 (default 0; 2 = ECT(0): ECN-capable,
+                              so a congested hop marks CE and the receiver sends CNPs)
+
 group (the same on every rank, as in the switch's configuration):
   --rank R                    this rank's index, 0 .. ranks-1 (required)
   --ranks N                   ranks in the group (required)
@@ -168,6 +173,7 @@ ParsedOptions parse_options(int argc, const char* const* argv) {
   app.add_option("--mac", mac);
   app.add_option("--qpn", o.qpn)->check(CLI::Range(1u, 0xFFFFFFu));
   app.add_option("--udp-sport", o.udp_sport)->check(CLI::Range(1, 65535));
+  app.add_option("--traffic-class", o.traffic_class)->check(CLI::Range(0, 255));
   app.add_option("--switch-ip", switch_ip);
   app.add_option("--switch-qpn", o.switch_qpn)->check(CLI::Range(1u, 0xFFFFFFu));
   app.add_option("--arp-timeout-ms", o.arp_timeout_ms)->check(CLI::Range(1u, 600000u));

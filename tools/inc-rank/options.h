@@ -30,6 +30,7 @@ struct Options {
   uint32_t ip = 0;   // host order (verbs: optional, 0 = any; selects the GID)
   uint32_t qpn = 0;  // soft
   uint16_t udp_sport = 0xC000;
+  uint32_t traffic_class = 0;  // IP TOS / GRH traffic class 0-255: DSCP << 2 | ECN (2 = ECT(0))
   uint32_t switch_ip = 0;
   uint32_t switch_qpn = 0;
   uint32_t arp_timeout_ms = 5000;

@@ -52,6 +52,10 @@ std::string summary_line(uint16_t rank, const Summary& s, bool json) {
     j["rx_out_of_sequence"] = s.qp.rx_request_out_of_sequence;
     j["rx_duplicates"] = s.qp.rx_request_duplicate;
     j["rx_kernel_drops"] = s.kernel_rx_drops;  // the socket's buffer overflowed
+    // Congestion signals: results that arrived marked CE, CNPs we sent for them, CNPs we got.
+    j["rx_ce_marked"] = s.qp.rx_ce_marked;
+    j["tx_cnps"] = s.qp.tx_cnps;
+    j["rx_cnps"] = s.qp.rx_cnp;
     j["resent_timeout"] = s.qp.tx_resent_timeout;
     j["resent_nak_seq"] = s.qp.tx_resent_nak_seq;
     j["resent_rnr_probe"] = s.qp.tx_resent_rnr_probe;

@@ -60,6 +60,7 @@ soft::QpConfig qp_config(const Options& o) {
   c.path.local_ipv4 = o.ip;
   c.path.remote_ipv4 = o.switch_ip;
   c.path.udp_src_port = o.udp_sport;
+  c.path.tos = static_cast<uint8_t>(o.traffic_class);
   return c;
 }
 
@@ -78,6 +79,7 @@ verbs::VerbsConfig verbs_config(const Options& o) {
   c.retry_count = o.retry_count;
   c.rnr_retry = 7;  // infinite: the switch answers RNR NAK while other ranks are slow
   c.min_rnr_timer = o.min_rnr_timer;
+  c.traffic_class = static_cast<uint8_t>(o.traffic_class);
   c.max_recv_wr = std::max<uint32_t>(1024, 2 * (uint32_t{o.ranks} + 1));
   c.max_send_wr = std::max<uint32_t>(1024, 4 * (uint32_t{o.ranks} + 1));
   return c;

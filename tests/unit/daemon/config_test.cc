@@ -677,6 +677,8 @@ constexpr BadCase kBadCases[] = {
      "probability 1.5 is outside [0, 1]"},
     {"FaultProbabilityNegative", "drop: 0.1", "drop: 0.1, reorder: -0.5", "faults[0].reorder",
      "outside [0, 1]"},
+    {"FaultMarkCeAboveOne", "drop: 0.1", "drop: 0.1, mark_ce: 2", "faults[0].mark_ce",
+     "probability 2 is outside [0, 1]"},
     {"FaultDirection", "drop: 0.1", "drop: 0.1, direction: sideways", "faults[0].direction",
      "\"sideways\" is not one of rx|tx"},
     {"TwoFaultsOnOnePortAndDirection", "  - { port: p0, drop: 0.1 }\n",

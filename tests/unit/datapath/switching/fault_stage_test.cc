@@ -92,6 +92,35 @@ TEST(FaultSpec, EnabledWhenAnyFaultIsNonZero) {
   EXPECT_TRUE((FaultSpec{.duplicate = 0.01}.enabled()));
   EXPECT_TRUE((FaultSpec{.reorder = 0.01}.enabled()));
   EXPECT_TRUE((FaultSpec{.delay_ns = 1}.enabled()));
+  EXPECT_TRUE((FaultSpec{.mark_ce = 0.01}.enabled()));
+}
+
+// Ops that can mark: even handles are ECN-capable, odd ones are not.
+struct MarkOps {
+  std::map<int, int>* marked;
+  bool clone(int, int*) { return false; }
+  void free(int) {}
+  bool mark_ce(int p) {
+    if (p % 2 != 0) return false;
+    ++(*marked)[p];
+    return true;
+  }
+};
+
+TEST(FaultStage, MarkCeMarksEcnCapablePacketsAtItsRateAndPassesAll) {
+  std::map<int, int> marked;
+  FaultStage<int, MarkOps> s({.mark_ce = 0.25, .seed = 3}, MarkOps{&marked});
+  std::vector<int> in(20'000), out(20'000);
+  for (int i = 0; i < 20'000; ++i) in[static_cast<size_t>(i)] = i;
+  ASSERT_EQ(s.process(in.data(), in.size(), out.data(), out.size(), 0), in.size());
+  EXPECT_EQ(out, in);  // nothing dropped, held or reordered
+  // 10,000 capable packets at p = 0.25: 2,500 +- 5 sigma (sigma = 43).
+  EXPECT_NEAR(static_cast<double>(s.counters().ce_marked), 2500.0, 5 * 43.3);
+  EXPECT_EQ(s.counters().ce_marked, marked.size());
+  for (const auto& [p, n] : marked) {
+    EXPECT_EQ(p % 2, 0);
+    EXPECT_EQ(n, 1);
+  }
 }
 
 TEST(FaultStage, DisabledSpecPassesEveryPacketThroughInOrderAtOnce) {

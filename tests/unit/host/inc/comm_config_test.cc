@@ -51,7 +51,8 @@ TEST(CommConfig, EachBadValueIsNamedWithItsKey) {
       {"INC_PSN", "16777216"},     {"INC_PMTU", "1500"},       {"INC_WINDOW", "0"},
       {"INC_MAC", "02:00"},        {"INC_GID_INDEX", "-2"},    {"INC_TIMEOUT_MS", "0"},
       {"INC_RETRY_COUNT", "8"},    {"INC_TIMEOUT_CODE", "32"}, {"INC_MAX_COLLECTIVE_BYTES", "10"},
-      {"INC_PKEY", "0"},           {"INC_PKEY", "0x8000"},     {"INC_PKEY", "0x10000"}};
+      {"INC_PKEY", "0"},           {"INC_PKEY", "0x8000"},     {"INC_PKEY", "0x10000"},
+      {"INC_TRAFFIC_CLASS", "256"}};
   for (const auto& [key, value] : cases) {
     auto pairs = soft_rank();
     pairs[key] = value;
@@ -59,6 +60,17 @@ TEST(CommConfig, EachBadValueIsNamedWithItsKey) {
     EXPECT_FALSE(r.ok()) << key << "=" << value;
     EXPECT_EQ(r.error.rfind(std::string(key) + "=" + value + ": ", 0), 0u) << r.error;
   }
+}
+
+TEST(CommConfig, TheTrafficClassGoesToTheTransport) {
+  ConfigResult r = config_from_pairs(soft_rank());
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.config.transport.traffic_class, 0) << "not ECN-capable unless asked";
+  auto pairs = soft_rank();
+  pairs["INC_TRAFFIC_CLASS"] = "0x62";  // DSCP 24, ECT(0)
+  r = config_from_pairs(pairs);
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.config.transport.traffic_class, 0x62);
 }
 
 TEST(CommConfig, APartitionKeyIsSentByTheQpAndAskedOfTheManager) {
