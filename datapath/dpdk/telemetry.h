@@ -5,10 +5,13 @@
 // packet path never waits on a reader and never takes a lock.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "datapath/engine/counters.h"
 #include "datapath/engine/edge_binding.h"
@@ -60,16 +63,24 @@ struct WorkerTelemetry {
   std::array<GroupTelemetry, kMaxGroupsPerWorker> groups{};
 };
 
+// Copied with memcpy, in part (TelemetrySlot::publish).
+static_assert(std::is_standard_layout_v<WorkerTelemetry> &&
+              std::is_trivially_copyable_v<WorkerTelemetry>);
+
 class TelemetrySlot {
  public:
+  // Copies only the groups in use (each carries its children's straggler figures: the whole
+  // table is ~330 KB, and the worker publishes from its packet loop).
   void publish(const WorkerTelemetry& t) {
+    const size_t used = offsetof(WorkerTelemetry, groups) +
+                        std::min<size_t>(t.ngroups, kMaxGroupsPerWorker) * sizeof(GroupTelemetry);
     const uint64_t s = seq_.load(std::memory_order_relaxed);
     seq_.store(s + 1, std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_release);
-    std::memcpy(static_cast<void*>(&data_), &t, sizeof t);
+    std::memcpy(static_cast<void*>(&data_), &t, used);
     seq_.store(s + 2, std::memory_order_release);
   }
-  // False if nothing was published yet.
+  // False if nothing was published yet. Groups from ngroups on are stale: ignore them.
   bool read(WorkerTelemetry& out) const {
     for (;;) {
       const uint64_t s1 = seq_.load(std::memory_order_acquire);
