@@ -26,4 +26,19 @@ std::vector<agent::GroupReport> DatapathTelemetry::groups() const {
   return out;
 }
 
+std::vector<agent::PortReport> DatapathTelemetry::ports() const {
+  std::vector<agent::PortReport> out;
+  for (const dpdk::PortInfo& p : dp_.ports()) out.push_back({p.name});
+  auto t = std::make_unique<dpdk::WorkerTelemetry>();  // large: keep it off the stack
+  for (unsigned w = 0; w < dp_.workers(); ++w) {
+    if (!dp_.telemetry(w, *t)) continue;
+    for (size_t p = 0; p < out.size() && p < dpdk::kMaxPorts; ++p) {
+      out[p].tx_bytes += t->ports[p].tx_bytes;
+      out[p].tx_frames += t->ports[p].tx_frames;
+      out[p].tx_dropped += t->ports[p].tx_dropped;
+    }
+  }
+  return out;
+}
+
 }  // namespace epic::incd

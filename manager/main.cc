@@ -73,6 +73,13 @@ int main(int argc, char** argv) {
   app.add_option("--edge-disjoint", edge_disjoint, "Edge-Disjoint Trees: prefer|require|ignore")
       ->check(CLI::IsMember({"prefer", "require", "ignore"}))
       ->capture_default_str();
+  double hot_link_load = 0.5;
+  app.add_option("--hot-link-load", hot_link_load,
+                 "load-aware placement: a switch-to-switch link whose measured transmit rate (from "
+                 "the agents' heartbeats) reaches this fraction of its declared speed is hot, and "
+                 "new IncTrees avoid it where they can")
+      ->check(CLI::Range(0.01, 100.0))
+      ->capture_default_str();
   app.add_option("--reclaim-idle-ms", reclaim_idle_ms,
                  "Temporal Mux: reclaim the slots of groups idle this long for groups that do "
                  "not fit; 0: never reclaim")
@@ -131,6 +138,7 @@ int main(int argc, char** argv) {
                            : edge_disjoint == "ignore" ? EdgeDisjoint::kIgnore
                                                        : EdgeDisjoint::kPrefer;
   if (reclaim_idle_ms > 0) s.policy.reclaim_idle_after = Millis(reclaim_idle_ms);
+  s.policy.hot_link_load = hot_link_load;
   s.policy.max_queue_wait = Millis(max_queue_wait_ms);
   s.rendezvous_timeout = Millis(rendezvous_ms);
   s.heartbeat_timeout = Millis(heartbeat_timeout_ms);

@@ -27,6 +27,13 @@ inc::v1::AgentMessage make_heartbeat(const TelemetrySource& source) {
       p->set_lag_p99_ns(t.lag_p99_ns);
     }
   }
+  for (const PortReport& port : source.ports()) {
+    inc::v1::PortLoad* l = h.add_ports();
+    l->set_port(port.port);
+    l->set_tx_bytes(port.tx_bytes);
+    l->set_tx_frames(port.tx_frames);
+    l->set_tx_dropped(port.tx_dropped);
+  }
   for (const HostReport& host : source.hosts()) {
     inc::v1::LearnedHost* l = h.add_hosts();
     l->set_ipv4(vocab::format_ipv4(host.ipv4));

@@ -22,6 +22,11 @@ struct GroupReport {
   std::vector<vocab::ChildTiming> children;  // straggler figures per child edge
 };
 
+struct PortReport {
+  std::string port;
+  uint64_t tx_bytes = 0, tx_frames = 0, tx_dropped = 0;  // since incd started
+};
+
 struct HostReport {
   uint32_t ipv4 = 0;
   vocab::MacAddr mac{};
@@ -33,6 +38,8 @@ class TelemetrySource {
   virtual ~TelemetrySource() = default;
   virtual std::vector<GroupReport> groups() const = 0;
   virtual std::vector<HostReport> hosts() const = 0;
+  // Each port's transmit counters (load-aware placement); none by default.
+  virtual std::vector<PortReport> ports() const { return {}; }
 };
 
 inc::v1::AgentMessage make_heartbeat(const TelemetrySource& source);

@@ -91,7 +91,8 @@ IncManager::Admission IncManager::evaluate(const Group& g, Millis now) const {
   }
   const LinkUsage usage =
       policy_.edge_disjoint == EdgeDisjoint::kIgnore ? LinkUsage{} : link_usage();
-  auto candidates = build_tree_candidates(topology_, placements.value(), usage);
+  auto candidates =
+      build_tree_candidates(topology_, placements.value(), usage, hot_links(link_loads()));
   if (!candidates.ok()) {
     a.error = candidates.error();
     return a;
@@ -402,6 +403,15 @@ std::vector<ModeCost> IncManager::mode_costs(const Group& g) const {
     out.push_back({mode, window, group_bytes(g.request, window)});
   }
   return out;
+}
+
+void IncManager::report_port_rates(const SwitchId& sw, const std::map<std::string, double>& rates) {
+  std::erase_if(port_rates_, [&](const auto& e) { return e.first.switch_id == sw; });
+  for (const auto& [port, rate] : rates) port_rates_[{sw, port}] = rate;
+}
+
+std::vector<LinkLoad> IncManager::link_loads() const {
+  return manager::link_loads(topology_, policy_.link_speeds, port_rates_, policy_.hot_link_load);
 }
 
 }  // namespace epic::manager

@@ -30,6 +30,7 @@
 #include "manager/core/actions.h"
 #include "manager/core/error.h"
 #include "manager/core/group.h"
+#include "manager/core/link_load.h"
 #include "manager/core/memory_ledger.h"
 #include "manager/core/qpn_pool.h"
 #include "manager/core/random_bits.h"
@@ -64,6 +65,9 @@ struct Policy {
   Millis max_queue_wait{60'000};
   // Declared link speeds, for the window of a group that does not ask for one.
   LinkSpeeds link_speeds{};
+  // Load-aware placement: a switch-to-switch link whose measured load (link_load.h) reaches
+  // this fraction of its declared speed is hot, and new trees avoid it where they can.
+  double hot_link_load = 0.5;
   // The mode of a group whose ranks do not ask for one (the fabric file's defaults.mode).
   vocab::GroupMode default_mode = vocab::GroupMode::kMode2;
   // Switch QPNs and initial PSNs drawn from this (random_bits.h); unset: deterministic.
@@ -133,6 +137,12 @@ class IncManager {
   // Links used by installing and installed groups (Edge-Disjoint Trees).
   LinkUsage link_usage() const;
 
+  // --- Load (link_load.h): what the agents measure, for load-aware placement. ---
+  // Switch `sw`'s ports' transmit rates (bytes/s), replacing what it reported before.
+  void report_port_rates(const SwitchId& sw, const std::map<std::string, double>& rates);
+  // Every switch-to-switch link's load from the rates reported so far.
+  std::vector<LinkLoad> link_loads() const;
+
   // --- Foreign groups (issue 16: no wipe after a lost state; inc_manager_foreign.cc). ---
   // A group an agent serves that this manager has no record of and cannot know to be gone
   // (it started without its state, or never issued the id): kept on the switch, never
@@ -190,6 +200,7 @@ class IncManager {
 
   Policy policy_;
   Topology topology_;
+  PortRates port_rates_;  // not persisted: measured anew after a restart
   std::map<std::string, Tenant> tenants_{};
   std::map<uint32_t, Group> groups_{};
   MemoryLedger ledger_;

@@ -65,7 +65,8 @@ Error not_contiguous(const SwitchId& child, const SwitchId& parent,
 // The shortest-path tree from the leaf switches up to `root`. `dist` reaches every leaf.
 Built build_for_root(const Topology& topo, const std::vector<RankPlacement>& ranks,
                      const std::set<SwitchId>& leaves, const SwitchId& root,
-                     const std::map<SwitchId, uint32_t>& dist, const LinkUsage& usage) {
+                     const std::map<SwitchId, uint32_t>& dist, const LinkUsage& usage,
+                     const HotLinks& hot) {
   struct Up {
     std::string port;
     SwitchPort peer;
@@ -76,12 +77,13 @@ Built build_for_root(const Topology& topo, const std::vector<RankPlacement>& ran
     SwitchId cur = leaf;
     while (!in_tree.count(cur)) {
       const uint32_t d = dist.at(cur);
-      std::optional<std::tuple<uint32_t, int, SwitchId, std::string, std::string>> best;
+      std::optional<std::tuple<int, uint32_t, int, SwitchId, std::string, std::string>> best;
       Up pick;
       for (const auto& nb : topo.neighbours(cur)) {
         auto it = dist.find(nb.peer.switch_id);
         if (it == dist.end() || it->second + 1 != d) continue;
-        auto key = std::make_tuple(uses(usage, link_of({cur, nb.port}, nb.peer)),
+        const Link l = link_of({cur, nb.port}, nb.peer);
+        auto key = std::make_tuple(hot.count(l) ? 1 : 0, uses(usage, l),
                                    in_tree.count(nb.peer.switch_id) ? 0 : 1, nb.peer.switch_id,
                                    nb.port, nb.peer.port);
         if (!best || key < *best) {
@@ -162,7 +164,9 @@ Built build_for_root(const Topology& topo, const std::vector<RankPlacement>& ran
       p.port = it->second.port;
       p.parent_port = it->second.peer;
       n.parent = p;
-      const uint32_t u = uses(usage, link_of({s, p.port}, p.parent_port));
+      const Link up_link = link_of({s, p.port}, p.parent_port);
+      if (hot.count(up_link)) b.candidate.hot_links += 1;
+      const uint32_t u = uses(usage, up_link);
       if (u > 0) {
         b.candidate.shared_links += 1;
         b.candidate.shared_uses += u;
@@ -178,7 +182,8 @@ Built build_for_root(const Topology& topo, const std::vector<RankPlacement>& ran
 
 Result<std::vector<TreeCandidate>> build_tree_candidates(const Topology& topology,
                                                          const std::vector<RankPlacement>& ranks,
-                                                         const LinkUsage& usage) {
+                                                         const LinkUsage& usage,
+                                                         const HotLinks& hot) {
   std::set<SwitchId> leaves;
   for (const auto& r : ranks) leaves.insert(r.at.switch_id);
   std::vector<Built> built;
@@ -188,7 +193,7 @@ Result<std::vector<TreeCandidate>> build_tree_candidates(const Topology& topolog
                      [&](const SwitchId& l) { return dist.count(l) > 0; })) {
       continue;
     }
-    built.push_back(build_for_root(topology, ranks, leaves, root, dist, usage));
+    built.push_back(build_for_root(topology, ranks, leaves, root, dist, usage, hot));
   }
   if (built.empty()) {
     // Name two leaf switches that cannot reach each other.
@@ -202,8 +207,8 @@ Result<std::vector<TreeCandidate>> build_tree_candidates(const Topology& topolog
   }
   auto key = [](const Built& b) {
     const auto& c = b.candidate;
-    return std::make_tuple(c.tree.depth, c.shared_links, c.shared_uses, c.tree.nodes.size(),
-                           c.tree.root);
+    return std::make_tuple(c.tree.depth, c.hot_links, c.shared_links, c.shared_uses,
+                           c.tree.nodes.size(), c.tree.root);
   };
   std::stable_sort(built.begin(), built.end(),
                    [&](const Built& x, const Built& y) { return key(x) < key(y); });

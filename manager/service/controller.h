@@ -104,13 +104,15 @@ class Controller {
     pb::Heartbeat last_heartbeat{};
     std::map<uint32_t, uint64_t> progress{};  // per group: the counters' sum at the last beat
     std::map<uint32_t, uint64_t> rx_frames{};
-    // Per group: result_bytes at the last beat, and the goodput since the beat before.
-    struct Goodput {
+    // A byte counter at the last beat, and its rate (bytes/s) since the beat before.
+    struct RateSample {
       uint64_t bytes = 0;
       Millis at{0};
       std::optional<double> rate{};
+      void update(uint64_t now_bytes, Millis now);
     };
-    std::map<uint32_t, Goodput> goodput{};
+    std::map<uint32_t, RateSample> goodput{};     // per group: result_bytes
+    std::map<std::string, RateSample> port_tx{};  // per port: tx_bytes (load-aware placement)
   };
   // The job-wide figure of installed group `g` from the sessions' last heartbeats.
   pb::JobTelemetry job_telemetry(const Group& g) const;

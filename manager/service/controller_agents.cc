@@ -273,9 +273,27 @@ void Controller::on_answer(const SwitchId& id, uint64_t action_id, const std::st
   dispatch(std::move(fx.value()), now);
 }
 
+void Controller::Session::RateSample::update(uint64_t now_bytes, Millis now) {
+  // A counter that went back (incd restarted) starts a new series.
+  if (at.count() > 0 && now > at && now_bytes >= bytes) {
+    rate =
+        static_cast<double>(now_bytes - bytes) * 1000.0 / static_cast<double>((now - at).count());
+  }
+  bytes = now_bytes;
+  at = now;
+}
+
 void Controller::on_heartbeat(const SwitchId& id, const pb::Heartbeat& beat, Millis now) {
   Session& s = sessions_.at(id);
   s.last_heartbeat = beat;
+  // Port loads for load-aware placement: the rates of the ports that have one yet.
+  std::map<std::string, double> rates;
+  for (const pb::PortLoad& p : beat.ports()) {
+    Session::RateSample& r = s.port_tx[p.port()];
+    r.update(p.tx_bytes(), now);
+    if (r.rate) rates[p.port()] = *r.rate;
+  }
+  if (beat.ports_size() > 0) core_.report_port_rates(id, rates);
   Effects fx;
   for (const pb::GroupCounters& c : beat.groups()) {
     const Group* g = core_.find_group(c.group_id());
@@ -287,13 +305,7 @@ void Controller::on_heartbeat(const SwitchId& id, const pb::Heartbeat& beat, Mil
         s.rx_frames.count(c.group_id()) && s.rx_frames[c.group_id()] != c.rx_frames();
     s.progress[c.group_id()] = progress;
     s.rx_frames[c.group_id()] = c.rx_frames();
-    Session::Goodput& gp = s.goodput[c.group_id()];
-    if (gp.at.count() > 0 && now > gp.at && c.result_bytes() >= gp.bytes) {
-      gp.rate = static_cast<double>(c.result_bytes() - gp.bytes) * 1000.0 /
-                static_cast<double>((now - gp.at).count());
-    }
-    gp.bytes = c.result_bytes();
-    gp.at = now;
+    s.goodput[c.group_id()].update(c.result_bytes(), now);
     if (g->state == GroupState::kInstalled && moved) {
       core_.report_activity(c.group_id(), now);
       dirty_ = true;

@@ -100,6 +100,15 @@ void Controller::topology(pb::GetTopologyResponse& out, Millis now) const {
   *out.mutable_switches() = std::move(*sw.mutable_switches());
   for (const Link& l : core_.topology().links()) *out.add_links() = to_proto(l);
   for (const auto& [ip, r] : core_.topology().ranks()) *out.add_ranks() = to_proto(r);
+  for (const LinkLoad& x : core_.link_loads()) {
+    pb::LinkLoad* p = out.add_link_loads();
+    *p->mutable_link() = to_proto(x.link);
+    p->set_measured(x.measured);
+    p->set_a_to_b_bytes_per_s(x.a_to_b_bps);
+    p->set_b_to_a_bytes_per_s(x.b_to_a_bps);
+    p->set_load(x.load);
+    p->set_hot(x.hot);
+  }
 }
 
 }  // namespace epic::manager::service

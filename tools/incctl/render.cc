@@ -278,9 +278,18 @@ std::string render_tenants(const pb::ListTenantsResponse& r) {
 }
 
 std::string render_topology(const pb::GetTopologyResponse& r) {
-  Table l({"LINK A", "LINK B"});
-  for (const auto& x : r.links()) {
-    l.add({x.a().switch_id() + ":" + x.a().port(), x.b().switch_id() + ":" + x.b().port()});
+  Table l({"LINK A", "LINK B", "A->B", "B->A", "LOAD"});
+  for (int i = 0; i < r.links_size(); ++i) {
+    const auto& x = r.links(i);
+    std::vector<std::string> row = {x.a().switch_id() + ":" + x.a().port(),
+                                    x.b().switch_id() + ":" + x.b().port(), "-", "-", "-"};
+    if (i < r.link_loads_size() && r.link_loads(i).measured()) {
+      const auto& y = r.link_loads(i);
+      row[2] = rate_text(true, y.a_to_b_bytes_per_s());
+      row[3] = rate_text(true, y.b_to_a_bytes_per_s());
+      row[4] = percent(y.load()) + (y.hot() ? " (hot)" : "");
+    }
+    l.add(row);
   }
   Table k({"RANK ADDRESS", "MAC", "BEHIND"});
   for (const auto& x : r.ranks())

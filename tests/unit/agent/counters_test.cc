@@ -36,6 +36,7 @@ class OneGroup : public TelemetrySource {
     return {g};
   }
   std::vector<HostReport> hosts() const override { return {}; }
+  std::vector<PortReport> ports() const override { return {{"up0", 100, 2, 1}, {"r0", 7, 1, 0}}; }
 };
 
 TEST(GroupCounters, EveryCounterIsAProtoFieldOfTheSameName) {
@@ -81,6 +82,17 @@ TEST(GroupCounters, TheHeartbeatCarriesEachChildsTiming) {
   EXPECT_EQ(b.rank_count(), 8u);
   EXPECT_EQ(b.last(), 21u);
   EXPECT_EQ(b.lag_p99_ns(), 24u);
+}
+
+// Ports' transmit counters travel for load-aware placement.
+TEST(GroupCounters, TheHeartbeatCarriesEachPortsTransmitCounters) {
+  const inc::v1::AgentMessage m = make_heartbeat(OneGroup{});
+  ASSERT_EQ(m.heartbeat().ports_size(), 2);
+  EXPECT_EQ(m.heartbeat().ports(0).port(), "up0");
+  EXPECT_EQ(m.heartbeat().ports(0).tx_bytes(), 100u);
+  EXPECT_EQ(m.heartbeat().ports(0).tx_frames(), 2u);
+  EXPECT_EQ(m.heartbeat().ports(0).tx_dropped(), 1u);
+  EXPECT_EQ(m.heartbeat().ports(1).port(), "r0");
 }
 
 }  // namespace

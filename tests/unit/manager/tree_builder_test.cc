@@ -108,6 +108,32 @@ TEST(TreeBuilder, EdgeDisjointTreesPreferTheSpineNoActiveGroupUses) {
   EXPECT_EQ(r.value()[1].shared_uses, 2u);
 }
 
+// Load-aware placement: a hot uplink (link_load.h) keeps new trees off its spine, before the
+// Edge-Disjoint Trees preference.
+TEST(TreeBuilder, NewTreesAvoidAHotUplink) {
+  const Topology t = fabric({.leaves = 2, .spines = 2, .ranks_per_leaf = 2});
+  const auto ranks = placements(testing::hosts_on(2, 2));
+  const Link hot{{"leaf1", "up0"}, {"spine0", "d1"}};
+  auto r = build_tree_candidates(t, ranks, {}, {hot});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r.value().front().tree.root, "spine1");
+  EXPECT_EQ(r.value().front().hot_links, 0u);
+  EXPECT_EQ(r.value()[1].tree.root, "spine0");
+  EXPECT_EQ(r.value()[1].hot_links, 1u);
+  // Hot beats shared: spine1's links carry an active group, spine0's uplink is hot.
+  const LinkUsage usage{{{{"leaf0", "up1"}, {"spine1", "d0"}}, 1},
+                        {{{"leaf1", "up1"}, {"spine1", "d1"}}, 1}};
+  r = build_tree_candidates(t, ranks, usage, {hot});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r.value().front().tree.root, "spine1");
+  // Every spine hot somewhere: the least hot tree, then the usual order.
+  r = build_tree_candidates(
+      t, ranks, {},
+      {hot, {{"leaf0", "up1"}, {"spine1", "d0"}}, {{"leaf1", "up1"}, {"spine1", "d1"}}});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r.value().front().tree.root, "spine0");
+}
+
 TEST(TreeBuilder, EdgeDisjointChoiceAppliesToParallelLinksToo) {
   IncManager m;
   testing::FabricShape f{.leaves = 2, .spines = 1, .ranks_per_leaf = 1};
