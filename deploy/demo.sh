@@ -11,7 +11,7 @@
 #     incd whose IncAgents register with it, ranks that join their groups through it — two
 #     tenants' groups on two-level IncTrees at once, one in Mode-II and one in Mode-III, a third group that finds no INC memory and
 #     falls back to host collectives, a fourth that waits in the manager's queue for memory —
-#     with incctl's view (groups, tree, memory) while they run;
+#     with incctl's view (groups, tree, memory, one group's straggler telemetry) while they run;
 #  3. with --real-ranks auto (default) or yes: real RDMA ranks — three qemu guests whose Linux
 #     rdma_rxe (Soft-RoCE) NICs run inc-rank on libinc's verbs transport through incd
 #     (deploy/lab/incd_rxe.sh, lossless, the group in Mode-II then in Mode-III; about two

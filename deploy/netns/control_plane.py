@@ -254,6 +254,12 @@ def concurrent_and_fallback(lab, mgr, leaf, spine, demo):
     # The leaf is full now: group C cannot get INC memory and falls back to host collectives.
     c = Bench(lab, mgr, "C", "team-a", [R[8], R[9], R[10]], 0x200, SHORT)
     c_ok, c_modes, c_cases, c_res = c.finish()
+    if demo:
+        # A has run a while: who holds it back, switch by switch and job-wide (docs/telemetry.md).
+        view = mgr.ctl("telemetry", str(ga["group_id"]), json_out=False, quiet=True)
+        if view:
+            print(f"== straggler telemetry of group A while it runs:\n"
+                  f"$ incctl telemetry {ga['group_id']}\n{view.rstrip()}")
     c_listed = group_named(mgr, "C") is not None
     still = installed(mgr, "A", "B") is not None
     # Temporal Mux: group F (same ranks as C) is willing to wait for INC memory; it queues

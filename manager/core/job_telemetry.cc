@@ -29,7 +29,8 @@ double pinned_threshold(size_t fan_in) {
   return (1.0 + 1.0 / static_cast<double>(fan_in)) / 2.0;
 }
 
-JobFigures combine_job(const IncTree& tree, const std::map<SwitchId, SwitchGroupFigures>& local) {
+JobFigures combine_job(const IncTree& tree, const std::map<SwitchId, SwitchGroupFigures>& local,
+                       const LinkSpeeds* speeds) {
   JobFigures job;
   for (const TreeNode& n : tree.nodes) {
     const auto it = local.find(n.switch_id);
@@ -89,6 +90,14 @@ JobFigures combine_job(const IncTree& tree, const std::map<SwitchId, SwitchGroup
       break;
     }
     job.pinned = slow.share;
+    if (tc != nullptr && !tc->is_rank && speeds != nullptr) {
+      const Link l = link_between({node->switch_id, tc->port}, tc->child_port);
+      const auto hop_ns = static_cast<uint64_t>(speeds->of(l).rtt_us * 1000);
+      if (hop.lag_p50_ns <= hop_ns) {
+        job.verdict = "extra hop";
+        break;
+      }
+    }
     if (tc == nullptr || tc->is_rank) {
       job.verdict = "straggler";
       job.slowest = c->is_rank ? vocab::child_name(*c) : hop.child;

@@ -6,9 +6,11 @@
 // a switch child is followed down, and the pace is set by that switch's own link up where no
 // child of the switch below stands out, or where the one that does explains less than half of
 // the lag the switch had at its parent (p50 lags: a child 20 us late behind a link that holds
-// everything 1 ms is not what the job waits for). The result names a rank ("rank 3"), a link ("link
-// leaf1 -> spine0 (ranks 4-7)"), or nobody (last arrivals spread like noise). Pure: no clock, no
-// I/O. Threading: plain values.
+// everything 1 ms is not what the job waits for). A switch child that is last by no more than
+// its link's declared round trip is the tree's shape, not a straggler: its partial has one hop
+// more to come than the ranks beside it (verdict "extra hop"). The result names a rank ("rank 3"),
+// a link ("link leaf1 -> spine0 (ranks 4-7)"), or nobody (last arrivals spread like noise). Pure:
+// no clock, no I/O. Threading: plain values.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +20,7 @@
 #include <vector>
 
 #include "manager/core/inc_tree.h"
+#include "manager/core/window_sizing.h"
 #include "proto/vocab/straggler.h"
 
 namespace epic::manager {
@@ -47,7 +50,7 @@ struct JobFigures {
   uint64_t collectives_completed = 0;      // the root's count (every collective passes it)
   std::string slowest;  // the member that sets the pace, or "" when nobody stands out
   double pinned = 0;    // the share of the last hop of the walk
-  std::string verdict;  // "straggler", "noise", or "too few slots timed"
+  std::string verdict;  // "straggler", "noise", "extra hop", or "too few slots timed"
   std::vector<PaceHop> path;
   std::vector<SwitchId> missing;  // tree switches without figures (no heartbeat yet)
 };
@@ -58,6 +61,8 @@ inline constexpr uint64_t kMinTimedSlots = 16;
 // chance gives (1/k) and a child that is always last (1).
 double pinned_threshold(size_t fan_in);
 
-JobFigures combine_job(const IncTree& tree, const std::map<SwitchId, SwitchGroupFigures>& local);
+// `speeds`: the declared links' round trips, for the "extra hop" verdict (none: not judged).
+JobFigures combine_job(const IncTree& tree, const std::map<SwitchId, SwitchGroupFigures>& local,
+                       const LinkSpeeds* speeds = nullptr);
 
 }  // namespace epic::manager

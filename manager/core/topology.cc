@@ -77,7 +77,7 @@ Status Topology::add_switch(SwitchSpec spec) {
 
 Status Topology::check_port_free(const SwitchPort& p) const {
   if (const SwitchPort* peer = link_peer(p)) {
-    Link l{std::min(p, *peer), std::max(p, *peer)};
+    Link l = link_between(p, *peer);
     return make_error(ErrorCode::kAlreadyExists,
                       "port " + to_string(p) + " already carries link " + to_string(l));
   }

@@ -7,6 +7,7 @@
 // Threading: a plain value, owned by the IncManager.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <set>
@@ -46,6 +47,10 @@ struct Link {
   friend bool operator==(const Link&, const Link&) = default;
 };
 std::string to_string(const Link& l);  // "leaf0:up0 - spine0:d0"
+// The link between two switch ports, its ends in the order links are kept in.
+inline Link link_between(const SwitchPort& x, const SwitchPort& y) {
+  return {std::min(x, y), std::max(x, y)};
+}
 
 // A rank NIC address and the switch port it is plugged into. Several ranks may share one
 // address (several QPs of one NIC) and several addresses one port.

@@ -17,8 +17,6 @@ struct Built {
   std::optional<Error> error;  // the candidate breaks a structural rule
 };
 
-Link link_of(const SwitchPort& x, const SwitchPort& y) { return {std::min(x, y), std::max(x, y)}; }
-
 uint32_t uses(const LinkUsage& usage, const Link& l) {
   auto it = usage.find(l);
   return it == usage.end() ? 0 : it->second;
@@ -82,7 +80,7 @@ Built build_for_root(const Topology& topo, const std::vector<RankPlacement>& ran
       for (const auto& nb : topo.neighbours(cur)) {
         auto it = dist.find(nb.peer.switch_id);
         if (it == dist.end() || it->second + 1 != d) continue;
-        const Link l = link_of({cur, nb.port}, nb.peer);
+        const Link l = link_between({cur, nb.port}, nb.peer);
         auto key = std::make_tuple(hot.count(l) ? 1 : 0, uses(usage, l),
                                    in_tree.count(nb.peer.switch_id) ? 0 : 1, nb.peer.switch_id,
                                    nb.port, nb.peer.port);
@@ -164,7 +162,7 @@ Built build_for_root(const Topology& topo, const std::vector<RankPlacement>& ran
       p.port = it->second.port;
       p.parent_port = it->second.peer;
       n.parent = p;
-      const Link up_link = link_of({s, p.port}, p.parent_port);
+      const Link up_link = link_between({s, p.port}, p.parent_port);
       if (hot.count(up_link)) b.candidate.hot_links += 1;
       const uint32_t u = uses(usage, up_link);
       if (u > 0) {

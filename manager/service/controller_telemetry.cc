@@ -59,7 +59,7 @@ pb::JobTelemetry Controller::job_telemetry(const Group& g) const {
       break;
     }
   }
-  const JobFigures job = combine_job(g.tree, local);
+  const JobFigures job = combine_job(g.tree, local, &core_.policy().link_speeds);
   out.set_rate_known(job.rate_bytes_per_s.has_value());
   out.set_rate_bytes_per_s(job.rate_bytes_per_s.value_or(0));
   out.set_rate_switch(job.rate_switch);

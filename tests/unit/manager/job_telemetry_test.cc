@@ -111,6 +111,30 @@ TEST(JobTelemetry, APinnedRankThatExplainsLittleOfTheLinksLagLeavesTheLinkNamed)
   EXPECT_EQ(combine_job(t, local).slowest, "rank 3");
 }
 
+// A switch child last by no more than its link's declared round trip: the tree's shape (its
+// partial has a hop more to come), not a straggler; beyond it, the link is named.
+TEST(JobTelemetry, ASwitchChildLateByItsLinksRoundTripIsAnExtraHop) {
+  const IncTree t = leaf_spine();
+  LinkSpeeds speeds;
+  speeds.links[link_between({"spine0", "down1"}, {"leaf1", "up"})] = {.bandwidth_gbps = 100,
+                                                                      .rtt_us = 2500};
+  std::map<SwitchId, SwitchGroupFigures> local;
+  local["spine0"] = figures(t.nodes[0], {5, 95}, 5e8, {1024, 2'097'152});
+  local["leaf0"] = figures(t.nodes[1], {25, 25, 25, 25}, 5e8);
+  local["leaf1"] = figures(t.nodes[2], {25, 25, 25, 25}, 5e8);
+  JobFigures j = combine_job(t, local, &speeds);
+  EXPECT_EQ(j.verdict, "extra hop");
+  EXPECT_EQ(j.slowest, "");
+  EXPECT_DOUBLE_EQ(j.pinned, 0.95);
+  // Without declared round trips it is not judged so.
+  EXPECT_EQ(combine_job(t, local).slowest, "link leaf1 -> spine0 (ranks 4-7)");
+  // Four times the round trip late: the link.
+  local["spine0"] = figures(t.nodes[0], {5, 95}, 5e8, {1024, 8'388'608});
+  j = combine_job(t, local, &speeds);
+  EXPECT_EQ(j.verdict, "straggler");
+  EXPECT_EQ(j.slowest, "link leaf1 -> spine0 (ranks 4-7)");
+}
+
 TEST(JobTelemetry, SpreadLastArrivalsAreNoise) {
   const IncTree t = leaf_spine();
   std::map<SwitchId, SwitchGroupFigures> local;
