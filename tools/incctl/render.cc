@@ -364,9 +364,11 @@ std::string render_job(const pb::JobTelemetry& x) {
   out += "  goodput:      " + rate_text(x.rate_known(), x.rate_bytes_per_s()) +
          (x.rate_switch().empty() ? "" : " (the minimum, at " + x.rate_switch() + ")") + "\n";
   out += "  collectives:  " + n(x.collectives_completed()) + " completed\n";
-  out +=
-      "  slowest:      " + (x.slowest().empty() ? std::string("nobody stands out") : x.slowest()) +
-      " — last of " + percent(x.pinned()) + " of the slots (" + x.verdict() + ")\n\n";
+  const std::string nobody = x.verdict() == "extra hop"
+                                 ? "a switch child, late by no more than its link's round trip"
+                                 : "nobody stands out";
+  out += "  slowest:      " + (x.slowest().empty() ? nobody : x.slowest()) + " — last of " +
+         percent(x.pinned()) + " of the slots (" + x.verdict() + ")\n\n";
   Table path(
       {"WALK: SWITCH", "LAST MOST OFTEN", "SHARE", "SLOTS", "PINNED ABOVE", "PINNED", "LAG P50"});
   for (const auto& h : x.path()) {
