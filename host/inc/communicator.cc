@@ -1,6 +1,7 @@
 #include "host/inc/communicator.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 
@@ -8,6 +9,7 @@
 #include "host/collective/layout.h"
 #include "host/collective/plan.h"
 #include "host/fallback/host_collectives.h"
+#include "host/inc/piece_size.h"
 #include "host/transport/endpoint.h"
 
 namespace epic::inc {
@@ -145,15 +147,12 @@ Request Communicator::post(CollectiveType type, DType t, ReduceOp op, uint16_t r
   }
   if (rooted) o.what.append(", root ").append(std::to_string(root));
   o.what.append(", ").append(std::to_string(count)).append(" elements)");
-  // Elements per collective: the whole buffer a collective moves (ranks x count for
-  // ReduceScatter's input and AllGather's result) within max_collective_bytes.
-  const bool per_rank_chunks =
-      type == CollectiveType::kReduceScatter || type == CollectiveType::kAllGather;
-  // Never above vocab::kMaxCollectiveBytes, whatever the configuration: the switch refuses a
-  // collective of more than kMaxCollectivePackets packets.
-  const size_t max_bytes =
-      std::min<uint64_t>(config_.max_collective_bytes, vocab::kMaxCollectiveBytes);
-  const size_t piece = std::max<size_t>(1, max_bytes / esz / (per_rank_chunks ? R : 1));
+  // Elements per collective (piece_size.h): within max_collective_bytes, and for a verbs NIC,
+  // which sends a whole message at once, every RC message within the window MW.
+  const size_t max_message = transport_->kind() == "verbs"
+                                 ? size_t{config_.transport.window} * config_.transport.pmtu
+                                 : SIZE_MAX;
+  const size_t piece = piece_elements(type, esz, R, config_.max_collective_bytes, max_message);
   if (type == CollectiveType::kBarrier) {
     o.pieces.push_back({vocab::CollectiveDescriptor{type, t, op, 0, 0}, nullptr, 0, nullptr, 0});
   } else {
