@@ -235,8 +235,8 @@ std::vector<p::MetricFamily> DatapathCollector::Collect() const {
       f.gauge("incd_group_stalled",
               "1 if the group has busy slots and made no progress for metrics.stall_after_ms", gl,
               st.stalled ? 1 : 0);
-      const std::span<const vocab::ChildTiming> timing(g.child_timing.data(),
-                                                       std::min<size_t>(g.children, 64));
+      const std::span<const vocab::ChildTiming> timing(
+          g.child_timing.data(), std::min<size_t>(g.children, g.child_timing.size()));
       for (const vocab::ChildTiming& c : timing) {
         Labels l = gl;
         l.push_back({"child", std::to_string(c.child)});
