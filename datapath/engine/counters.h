@@ -74,7 +74,7 @@ enum class CounterKind : uint8_t { kTotal, kDisposition, kDrop, kEvent };
   X(hop_failures, kEvent, "hop_failures", "Mode-III: hops past their retry limit (group ended)")   \
   X(hop_nudges, kEvent, "hop_nudges", "Mode-III: NAKs/ACKs sent again to a quiet or stuck rank")   \
   X(pipe_entries_recycled, kEvent, "pipe_entries_recycled", "Mode-III: Pipe entries freed")       \
-  X(ecn_ce_in, kEvent, "ecn_ce_in", "contributions and results that arrived marked CE")         \
+  X(ecn_ce_in, kEvent, "ecn_ce_in", "uploads and results routed to a group that arrived CE")         \
   X(ecn_ce_out, kEvent, "ecn_ce_out", "frames sent marked CE: a contribution to them was CE")      \
   X(cnps_forwarded, kEvent, "cnps_forwarded", "Mode-II: CNPs sent on to the group's other edges")  \
   X(cnps_rate_limited, kEvent, "cnps_rate_limited", "Mode-II: CNPs not sent: that edge had one") \

@@ -181,9 +181,6 @@ bool frontier_announced(const GroupState& g, uint32_t psn) {
 
 void handle(const PacketMeta& m, Actions& a) {
   GroupState& g = *m.group;
-  if (m.ecn == kEcnCe && (m.kind == PacketKind::kUpload || m.kind == PacketKind::kResult)) {
-    ++a.counters.ecn_ce_in;
-  }
   switch (m.kind) {
     case PacketKind::kUpload:
       upward(g, m, a);

@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "datapath/engine/aggregate_data.h"
 #include "datapath/engine/mode2.h"
 #include "datapath/engine/packet_meta.h"
 #include "datapath/wire/parser.h"
@@ -220,10 +221,14 @@ void Mode2Engine::dispatch(const w::ParseResult& r, uint16_t port, Actions& acti
   }
   if (!bound(*route, v, port)) return;  // before any state changes
   ++route->group->stats.rx_frames;
+  const PacketMeta m = classify(v, *route);
+  if (m.ecn == kEcnCe && (m.kind == PacketKind::kUpload || m.kind == PacketKind::kResult)) {
+    ++counters_.ecn_ce_in;  // congestion (docs/congestion.md), whatever the mode does next
+  }
   if (route->group->mode3 != nullptr) {
-    mode3::handle(classify(v, *route), actions, loop);
+    mode3::handle(m, actions, loop);
   } else {
-    mode2::handle(classify(v, *route), actions);
+    mode2::handle(m, actions);
   }
 }
 

@@ -266,7 +266,6 @@ void take(GroupState& g, Mode3Edge& e, bool up, const PacketRef& ref, int in, co
   }
   if (received == PipeReceive::kAdded || received == PipeReceive::kCompleted) {
     note_ecn(pipe.entries->meta[pipe_entry(pipe, ref.gpsn())], m.ecn);
-    if (m.ecn == kEcnCe) ++n.ecn_ce_in;
   }
   if (up && (received == PipeReceive::kAdded || received == PipeReceive::kCompleted)) {
     if (time_contribution(g.straggler, ref.gpsn(), in, received == PipeReceive::kCompleted, fan,

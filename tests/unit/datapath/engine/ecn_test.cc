@@ -12,6 +12,7 @@
 #include "datapath/engine/mode2_engine.h"
 #include "datapath/wire/parser.h"
 #include "tests/unit/datapath/engine/engine_test_util.h"
+#include "tests/unit/datapath/wire/test_frames.h"
 
 namespace epic::engine {
 namespace {
@@ -25,25 +26,6 @@ TEST(Ecn, CombineFollowsRfc3168) {
   EXPECT_EQ(combine_ecn(kEcnEct0, kEcnEct0), kEcnEct0);
   EXPECT_EQ(combine_ecn(kEcnEct1, kEcnEct1), kEcnEct1);
   EXPECT_EQ(combine_ecn(kEcnEct1, kEcnEct0), kEcnEct0);
-}
-
-// A frame of rank `from` with the IP ECN bits `ecn`.
-std::vector<uint8_t> marked(uint32_t qp, uint8_t opcode, uint32_t psn, std::vector<uint8_t> payload,
-                            uint32_t imm, uint8_t from, uint8_t ecn) {
-  auto b = w::PacketBuilder()
-               .eth(testing::kSwitchMac, {2, 0xAA, 0, 0, 0, from})
-               .ipv4(0x0A640000u + from, testing::kSwitchIp)
-               .ecn(ecn);
-  b.bth(opcode, qp, psn).immdt(imm).payload(payload);
-  return b.build();
-}
-
-// RFC 1071: the ones' complement sum of a correct IPv4 header is 0xFFFF.
-bool ipv4_checksum_ok(const uint8_t* ip) {
-  uint32_t sum = 0;
-  for (int k = 0; k < 20; k += 2) sum += (uint32_t{ip[k]} << 8) | ip[k + 1];
-  while (sum >> 16) sum = (sum & 0xFFFF) + (sum >> 16);
-  return sum == 0xFFFF;
 }
 
 TEST(Ecn, AnAllReduceResultCarriesTheCombinedCodepointOfItsContributions) {
@@ -68,12 +50,14 @@ TEST(Ecn, AnAllReduceResultCarriesTheCombinedCodepointOfItsContributions) {
   uint32_t psn = 100;
   for (const Case& c : cases) {
     for (uint8_t r = 0; r < 2; ++r) {
-      feed(marked(0x1000 + r, w::op::kSendOnlyImm, psn, testing::control(d), kControlImm, r,
-                  kEcnEct0));
+      feed(testing::frame(0x1000 + r, w::op::kSendOnlyImm, psn, testing::control(d), kControlImm, r,
+                          kEcnEct0));
     }
     tx.clear();
-    feed(marked(0x1000, w::op::kSendOnly, psn + 1, std::vector<uint8_t>(256, 1), 0, 0, c.e0));
-    feed(marked(0x1001, w::op::kSendOnly, psn + 1, std::vector<uint8_t>(256, 2), 0, 1, c.e1));
+    feed(testing::frame(0x1000, w::op::kSendOnly, psn + 1, std::vector<uint8_t>(256, 1), 0, 0,
+                        c.e0));
+    feed(testing::frame(0x1001, w::op::kSendOnly, psn + 1, std::vector<uint8_t>(256, 2), 0, 1,
+                        c.e1));
     size_t results = 0;
     for (size_t k = 0; k < tx.size(); ++k) {
       const w::ParseResult p = w::parse(tx.data(k), tx.frame(k).length);
@@ -81,7 +65,7 @@ TEST(Ecn, AnAllReduceResultCarriesTheCombinedCodepointOfItsContributions) {
       if (p.view.opcode() != w::op::kSendOnly) continue;  // ACKs of the uploads
       ++results;
       EXPECT_EQ(p.view.ecn(), c.want) << int{c.e0} << "+" << int{c.e1};
-      EXPECT_TRUE(ipv4_checksum_ok(tx.data(k) + 14));
+      EXPECT_TRUE(wire::testing::ipv4_header_sums_to_ones(tx.data(k) + 14));
     }
     EXPECT_EQ(results, 2u);
     psn += 2;
@@ -99,7 +83,7 @@ TEST(Cnp, AModeTwoSwitchForwardsACnpToTheOtherEdgesPaced) {
   engine.install_group(testing::two_rank_group(1, 0x1000), &slots);
   TxBatch tx;
   auto cnp_at = [&](uint64_t now) {
-    const auto f = marked(0x1000, w::op::kCnp, 0, {}, 0, 0, kEcnNotEct);
+    const auto f = testing::frame(0x1000, w::op::kCnp, 0, {}, 0, 0, kEcnNotEct);
     const RxFrame rx{f.data(), static_cast<uint16_t>(f.size()), 0};
     tx.clear();
     engine.process(&rx, 1, tx, now);
@@ -113,7 +97,7 @@ TEST(Cnp, AModeTwoSwitchForwardsACnpToTheOtherEdgesPaced) {
   EXPECT_EQ(p.view.dest_qp(), 0x101u);  // rank 1's QP (two_rank_group)
   EXPECT_TRUE(p.view.becn());
   EXPECT_EQ(p.view.ecn(), kEcnNotEct);
-  EXPECT_TRUE(ipv4_checksum_ok(tx.data(0) + 14));
+  EXPECT_TRUE(wire::testing::ipv4_header_sums_to_ones(tx.data(0) + 14));
   cnp_at(1'000'000 + kCnpIntervalNs / 2);
   EXPECT_EQ(tx.size(), 0u);
   cnp_at(1'000'000 + kCnpIntervalNs);
@@ -132,7 +116,7 @@ TEST(Cnp, AModeThreeSwitchConsumesIt) {
   SlotRegion slots(4, 256);
   engine.install_group(cfg, &slots);
   TxBatch tx;
-  const auto f = marked(0x1000, w::op::kCnp, 0, {}, 0, 0, kEcnNotEct);
+  const auto f = testing::frame(0x1000, w::op::kCnp, 0, {}, 0, 0, kEcnNotEct);
   const RxFrame rx{f.data(), static_cast<uint16_t>(f.size()), 0};
   engine.process(&rx, 1, tx, 1000);
   EXPECT_EQ(tx.size(), 0u);

@@ -32,13 +32,14 @@ inline GroupConfig two_rank_group(uint32_t id, uint32_t qp_base, uint32_t window
   return cfg;
 }
 
-// A RoCE frame from rank `from` to the switch's endpoint `dest_qp`.
+// A RoCE frame from rank `from` to the switch's endpoint `dest_qp`, with IP ECN bits `ecn`.
 inline std::vector<uint8_t> frame(uint32_t dest_qp, uint8_t opcode, uint32_t psn,
-                                  std::vector<uint8_t> payload, uint32_t imm = 0,
-                                  uint8_t from = 0) {
+                                  std::vector<uint8_t> payload, uint32_t imm = 0, uint8_t from = 0,
+                                  uint8_t ecn = 0) {
   auto b = wire::PacketBuilder()
                .eth(kSwitchMac, {2, 0xAA, 0, 0, 0, from})
-               .ipv4(0x0A640000u + from, kSwitchIp);
+               .ipv4(0x0A640000u + from, kSwitchIp)
+               .ecn(ecn);
   b.bth(opcode, dest_qp, psn).immdt(imm).payload(payload);
   return b.build();
 }

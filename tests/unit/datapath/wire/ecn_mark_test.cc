@@ -10,6 +10,7 @@
 #include "datapath/wire/builder.h"
 #include "datapath/wire/opcode.h"
 #include "datapath/wire/parser.h"
+#include "test_frames.h"
 
 namespace epic::wire {
 namespace {
@@ -23,22 +24,15 @@ std::vector<uint8_t> roce(uint8_t ecn, bool vlan = false) {
   return b.build();
 }
 
-bool checksum_ok(const uint8_t* ip) {
-  uint32_t sum = 0;
-  for (int k = 0; k < 20; k += 2) sum += (uint32_t{ip[k]} << 8) | ip[k + 1];
-  while (sum >> 16) sum = (sum & 0xFFFF) + (sum >> 16);
-  return sum == 0xFFFF;
-}
-
 TEST(MarkCe, EcnCapableIpv4BecomesCeWithAValidChecksumAndIcrc) {
   for (uint8_t ect : {uint8_t{1}, uint8_t{2}}) {
     for (bool vlan : {false, true}) {
       auto f = roce(ect, vlan);
       const size_t l3 = vlan ? 18 : 14;
-      ASSERT_TRUE(checksum_ok(f.data() + l3));
+      ASSERT_TRUE(testing::ipv4_header_sums_to_ones(f.data() + l3));
       EXPECT_TRUE(mark_ce(f.data(), f.size()));
       EXPECT_EQ(f[l3 + 1], 0xB8 | 3);  // DSCP kept
-      EXPECT_TRUE(checksum_ok(f.data() + l3));
+      EXPECT_TRUE(testing::ipv4_header_sums_to_ones(f.data() + l3));
       const ParseResult p = parse(f.data(), f.size());
       ASSERT_TRUE(p.ok());  // the ICRC masks the TOS
       EXPECT_EQ(p.view.ecn(), 3);

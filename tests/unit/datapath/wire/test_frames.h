@@ -1,4 +1,5 @@
-// Shared helpers for wire unit tests: hex conversion and a valid base frame.
+// Shared helpers for wire unit tests (and the engine's): hex conversion, a valid base frame, and
+// an IPv4 header check by plain RFC 1071 arithmetic (not our checksum code).
 #pragma once
 
 #include <cstdint>
@@ -28,6 +29,14 @@ inline PacketBuilder base_send(size_t payload = 64) {
       .bth(op::kSendOnly, 0x11, 7)
       .ack_req()
       .payload_pattern(payload);
+}
+
+// RFC 1071: the ones' complement sum of a correct 20-byte IPv4 header is 0xFFFF.
+inline bool ipv4_header_sums_to_ones(const uint8_t* ip) {
+  uint32_t sum = 0;
+  for (int k = 0; k < 20; k += 2) sum += (uint32_t{ip[k]} << 8) | ip[k + 1];
+  while (sum >> 16) sum = (sum & 0xFFFF) + (sum >> 16);
+  return sum == 0xFFFF;
 }
 
 }  // namespace epic::wire::testing
