@@ -76,7 +76,12 @@ def run_case(lab, mgr, name, ranks, qpn_base, watch):
             jobs = (view or {}).get("jobs", [])
             if jobs and jobs[0].get("path") and int(jobs[0]["path"][0].get("slots", 0)) > 0:
                 job = jobs[0]
-                metrics = {s.name: lab.metrics(s, quiet=True) for s in watch}
+                for s in watch:
+                    # Under load a scrape can time out, or land after the group left: keep the
+                    # last scrape that holds the group's series.
+                    text_s = lab.metrics(s, quiet=True) or ""
+                    if "incd_group_slowest_child_share" in text_s:
+                        metrics[s.name] = text_s
                 text = mgr.ctl("telemetry", str(gid), json_out=False, quiet=True) or text
         time.sleep(0.5)
     ok, modes, cases, res = bench.finish()
