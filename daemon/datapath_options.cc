@@ -1,5 +1,7 @@
 #include "daemon/datapath_options.h"
 
+#include "daemon/config/traffic_class_validate.h"
+
 namespace epic::incd {
 
 dpdk::DatapathConfig datapath_options(const IncdConfig& c) {
@@ -32,6 +34,7 @@ dpdk::DatapathConfig datapath_options(const IncdConfig& c) {
     o.spec.seed = f.seed;
     d.faults.push_back(o);
   }
+  for (size_t p = 0; p < c.ports.size(); ++p) d.egress.push_back(egress_spec(c, p));
   d.groups = c.groups;
   return d;
 }

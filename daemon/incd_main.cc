@@ -200,6 +200,12 @@ int main(int argc, char** argv) {
 
   const uint64_t stall_ns = uint64_t{cfg.metrics.stall_after_ms} * 1'000'000;
   auto collector = std::make_shared<incd::DatapathCollector>(dp, stall_ns);
+  {
+    std::vector<std::string> class_names;
+    for (const incd::TrafficClassConfig& c : cfg.traffic_classes) class_names.push_back(c.name);
+    if (class_names.empty()) class_names.push_back("default");  // a port rate's one class
+    collector->set_class_names(std::move(class_names));
+  }
   std::unique_ptr<incd::MetricsServer> metrics;
   if (!cfg.metrics.listen.empty()) {
     try {

@@ -141,6 +141,11 @@ void DatapathCollector::set_groups(std::vector<engine::GroupConfig> groups) {
   groups_ = std::move(groups);
 }
 
+void DatapathCollector::set_class_names(std::vector<std::string> names) {
+  std::lock_guard<std::mutex> lock(mu_);
+  class_names_ = std::move(names);
+}
+
 void DatapathCollector::close() {
   std::lock_guard<std::mutex> lock(scrape_mu_);
   closed_ = true;
@@ -151,9 +156,11 @@ std::vector<p::MetricFamily> DatapathCollector::Collect() const {
   if (closed_) return {};
   Families f;
   std::vector<engine::GroupConfig> groups;
+  std::vector<std::string> class_names;
   {
     std::lock_guard<std::mutex> lock(mu_);
     groups = groups_;
+    class_names = class_names_;
   }
   const auto& ports = dp_.ports();
   std::vector<dpdk::PortTelemetry> port_sum(ports.size());
@@ -199,6 +206,17 @@ std::vector<p::MetricFamily> DatapathCollector::Collect() const {
       s.tx_bytes += x.tx_bytes;
       s.tx_dropped += x.tx_dropped;
       s.edge_binding_drops += x.edge_binding_drops;
+      s.nclasses = std::max(s.nclasses, x.nclasses);
+      for (size_t c = 0; c < x.nclasses && c < x.classes.size(); ++c) {
+        switching::EgressClassCounters& a = s.classes[c];
+        const switching::EgressClassCounters& b = x.classes[c];
+        a.sent += b.sent;
+        a.sent_bytes += b.sent_bytes;
+        a.dropped += b.dropped;
+        a.ce_marked += b.ce_marked;
+        a.queue_bytes += b.queue_bytes;
+        a.peak_queue_bytes = std::max(a.peak_queue_bytes, b.peak_queue_bytes);
+      }
       for (auto [a, b] : {std::pair{&s.rx_faults, &x.rx_faults}, {&s.tx_faults, &x.tx_faults}}) {
         a->dropped += b->dropped;
         a->duplicated += b->duplicated;
@@ -286,6 +304,26 @@ std::vector<p::MetricFamily> DatapathCollector::Collect() const {
               "Frames to a group endpoint that came in on this port but not from the edge's "
               "member (port, MAC, IPv4 or UDP source port; reasons: incd_engine_drops_total)",
               pl, static_cast<double>(s.edge_binding_drops));
+    for (size_t c = 0; c < s.nclasses && c < s.classes.size(); ++c) {
+      const switching::EgressClassCounters& k = s.classes[c];
+      Labels l = pl;
+      l.push_back({"class", c < class_names.size() ? class_names[c] : std::to_string(c)});
+      f.counter("incd_port_class_tx_frames_total", "Frames the traffic class sent on the port", l,
+                static_cast<double>(k.sent));
+      f.counter("incd_port_class_tx_bytes_total", "Bytes the traffic class sent on the port", l,
+                static_cast<double>(k.sent_bytes));
+      f.counter("incd_port_class_dropped_total",
+                "Frames dropped because the class queue was full (queue_kb)", l,
+                static_cast<double>(k.dropped));
+      f.counter("incd_port_class_ce_marked_total",
+                "ECN-capable frames marked CE on arrival at a class queue past ecn_threshold_kb", l,
+                static_cast<double>(k.ce_marked));
+      f.gauge("incd_port_class_queue_bytes", "Bytes waiting in the class queue (all workers)", l,
+              static_cast<double>(k.queue_bytes));
+      f.gauge("incd_port_class_queue_peak_bytes",
+              "The most one worker's class queue held since incd started", l,
+              static_cast<double>(k.peak_queue_bytes));
+    }
   }
   if (const agent::AgentCounters* a = agent_.load()) {
     f.gauge("incd_agent_connected", "1 while the agent is registered with inc-manager", {},

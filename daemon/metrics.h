@@ -37,6 +37,8 @@ class DatapathCollector : public prometheus::Collectable {
   std::vector<prometheus::MetricFamily> Collect() const override;
   // The control side calls this when the installed groups change (names ranks in labels).
   void set_groups(std::vector<engine::GroupConfig> groups);
+  // The names of the ports' traffic classes, by class index (labels of incd_port_class_*).
+  void set_class_names(std::vector<std::string> names);
   // The agent's counters (incd_agent_*); nullptr (the default) leaves them out. They must
   // outlive the scrapes: clear before the agent goes.
   void set_agent(const agent::AgentCounters* counters) { agent_.store(counters); }
@@ -49,6 +51,7 @@ class DatapathCollector : public prometheus::Collectable {
   uint64_t stall_after_ns_;
   mutable std::mutex mu_;  // guards groups_ (control path only, never the packet path)
   std::vector<engine::GroupConfig> groups_;
+  std::vector<std::string> class_names_;  // guarded by mu_
   std::atomic<const agent::AgentCounters*> agent_{nullptr};
   mutable std::mutex scrape_mu_;  // held by a scrape and by close()
   bool closed_ = false;           // guarded by scrape_mu_

@@ -35,6 +35,18 @@ struct PortConfig {
   std::string device;  // DPDK devargs: vdev or PCI address
   uint16_t mtu = 1500;
   uint16_t rx_descriptors = 1024, tx_descriptors = 1024;
+  uint64_t rate_mbps = 0;  // the line rate incd enforces; 0: as fast as the port takes frames
+};
+
+// One traffic class of every port's transmit side (docs/traffic-classes.md).
+struct TrafficClassConfig {
+  std::string name;
+  std::vector<uint8_t> dscp;   // empty: every DSCP no other class lists
+  uint32_t priority = 0;       // strict-priority level, 0 served first
+  uint32_t weight = 1;         // share inside its level
+  uint64_t max_rate_mbps = 0;  // 0: no cap
+  uint32_t queue_kb = 512;
+  uint32_t ecn_threshold_kb = 0;  // 0: never marks
 };
 
 enum class Direction : uint8_t { kRx, kTx };
@@ -101,7 +113,8 @@ struct IncdConfig {
   std::vector<engine::GroupConfig> groups;
   MetricsConfig metrics;
   LogConfig log;
-  std::optional<ManagerConfig> manager;  // absent: no inc-manager
+  std::optional<ManagerConfig> manager;             // absent: no inc-manager
+  std::vector<TrafficClassConfig> traffic_classes;  // empty: one FIFO per port
 };
 
 // An error of a config file, by field path: the context checks' error type

@@ -14,6 +14,7 @@
 #include "daemon/config/checks.h"
 #include "daemon/config/config_loader.h"
 #include "daemon/config/manager_validate.h"
+#include "daemon/config/traffic_class_validate.h"
 #include "proto/vocab/addr.h"
 
 namespace epic::incd {
@@ -128,6 +129,7 @@ class Validator {
     c.groups = groups();
     c.metrics = metrics();
     c.log = log();
+    c.traffic_classes = validate_traffic_classes(m_.traffic_classes(), errors_);
     if (m_.has_manager()) c.manager = validate_manager(m_.manager(), c.sw, c.groups, errors_);
     if (!errors_.empty()) return {std::nullopt, std::move(errors_)};
     return {std::move(c), {}};
@@ -232,6 +234,11 @@ class Validator {
       };
       descriptors(p.has_rx_descriptors(), p.rx_descriptors(), "rx_descriptors", pc.rx_descriptors);
       descriptors(p.has_tx_descriptors(), p.tx_descriptors(), "tx_descriptors", pc.tx_descriptors);
+      pc.rate_mbps = p.rate_mbps();
+      if (pc.rate_mbps > kMaxRateMbps) {
+        fail(path + ".rate_mbps", std::to_string(pc.rate_mbps) + " is above " +
+                                      std::to_string(kMaxRateMbps) + " (400 Gbit/s)");
+      }
       out.push_back(std::move(pc));
     }
     return out;

@@ -251,9 +251,14 @@ std::string Datapath::start(const DatapathConfig& config) {
       data_room = std::max(data_room, af_packet_frame_size(p.mtu) - kTpacketHeader);
   }
   const uint32_t room = RTE_PKTMBUF_HEADROOM + data_room;
-  // Enough for every RX ring to be full, frames in flight to TX and held by fault stages.
-  const unsigned nmbufs =
-      static_cast<unsigned>(config_.ports.size()) * config_.workers * 2048u + 8191u;
+  // Enough for every RX ring to be full, frames in flight to TX and held by fault stages, and
+  // every worker's class queues full (egress.h: egress_frames per class and port).
+  size_t queued = 0;
+  for (const switching::EgressSpec& e : config_.egress) {
+    for (const switching::ClassSpec& c : e.classes) queued += switching::egress_frames(c);
+  }
+  const auto nmbufs =
+      static_cast<unsigned>((config_.ports.size() * 2048u + queued) * config_.workers + 8191u);
   pool_ = rte_pktmbuf_pool_create("incd_mbufs", nmbufs, 256, 0, static_cast<uint16_t>(room),
                                   static_cast<int>(rte_socket_id()));
   if (pool_ == nullptr)
@@ -297,6 +302,8 @@ std::string Datapath::start(const DatapathConfig& config) {
     for (const FaultOptions& f : config_.faults) {
       if (f.port < config_.ports.size()) (f.tx ? ws.tx_faults : ws.rx_faults)[f.port] = f.spec;
     }
+    ws.egress = config_.egress;
+    ws.egress.resize(config_.ports.size());
     workers_.push_back(std::make_unique<Worker>(std::move(ws)));
   }
   stop_ = false;

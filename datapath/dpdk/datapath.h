@@ -17,6 +17,7 @@
 #include "datapath/dpdk/snapshot.h"
 #include "datapath/dpdk/telemetry.h"
 #include "datapath/engine/group.h"
+#include "datapath/switching/egress.h"
 #include "datapath/switching/fault_stage.h"
 #include "datapath/switching/inc_address.h"
 
@@ -52,6 +53,9 @@ struct DatapathConfig {
   bool drop_bad_icrc = false;
   vocab::UdpPortRange udp_source_ports;  // the engine's edge binding (edge_binding.h)
   std::vector<FaultOptions> faults;
+  // Per port (index = port): its traffic classes and line rate (egress.h); missing or
+  // disabled: frames go straight to the port.
+  std::vector<switching::EgressSpec> egress;
   std::vector<engine::GroupConfig> groups;  // installed at start
 };
 

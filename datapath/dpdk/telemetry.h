@@ -17,6 +17,7 @@
 #include "datapath/engine/edge_binding.h"
 #include "datapath/engine/group.h"
 #include "datapath/engine/group_health.h"
+#include "datapath/switching/egress.h"
 #include "datapath/switching/fault_stage.h"
 #include "datapath/switching/l2_table.h"
 #include "datapath/switching/switch_pipeline.h"
@@ -34,6 +35,8 @@ struct PortTelemetry {
   uint64_t tx_dropped = 0;  // the port refused them after retries
   switching::FaultCounters rx_faults, tx_faults;
   uint64_t edge_binding_drops = 0;  // frames to a group endpoint not from its member (engine)
+  uint32_t nclasses = 0;            // traffic classes of its egress; 0: none (one FIFO)
+  std::array<switching::EgressClassCounters, switching::kMaxClasses> classes{};
 };
 
 struct GroupTelemetry {

@@ -23,8 +23,20 @@ bool MbufOps::clone(rte_mbuf* in, rte_mbuf** out) const {
 }
 void MbufOps::free(rte_mbuf* m) const { rte_pktmbuf_free(m); }
 bool MbufOps::mark_ce(rte_mbuf* m) const {
+  // A flooded frame is one mbuf queued on several ports: marking it would mark every copy.
+  if (rte_mbuf_refcnt_read(m) != 1) return false;
   return wire::mark_ce(rte_pktmbuf_mtod(m, uint8_t*), rte_pktmbuf_data_len(m));
 }
+
+uint32_t EgressOps::length(rte_mbuf* m) const { return m->pkt_len; }
+uint8_t EgressOps::tos(rte_mbuf* m) const {
+  return wire::traffic_class(rte_pktmbuf_mtod(m, const uint8_t*), rte_pktmbuf_data_len(m));
+}
+bool EgressOps::mark_ce(rte_mbuf* m) const {
+  if (rte_mbuf_refcnt_read(m) != 1) return false;
+  return wire::mark_ce(rte_pktmbuf_mtod(m, uint8_t*), rte_pktmbuf_data_len(m));
+}
+void EgressOps::free(rte_mbuf* m) const { rte_pktmbuf_free(m); }
 
 // The engine's FrameSink: each frame is built in a fresh mbuf and queued for TX on commit, so
 // an engine frame is written once, where it leaves. Fresh mbufs are cold (a pool cycles through
@@ -124,6 +136,8 @@ Worker::Worker(WorkerSetup setup) : s_(std::move(setup)) {
     tx.seed ^= 0xC2B2AE3D27D4EB4FULL * (s_.index + 1);
     rx_fault_.push_back(std::make_unique<MbufFaultStage>(rx, ops));
     tx_fault_.push_back(std::make_unique<MbufFaultStage>(tx, ops));
+    egress_.push_back(std::make_unique<MbufEgress>(
+        p < s_.egress.size() ? s_.egress[p] : sw::EgressSpec{}, EgressOps{}));
   }
 }
 
@@ -167,6 +181,10 @@ void Worker::apply(const Snapshot& s) {
 }
 
 void Worker::queue_tx(size_t port, rte_mbuf* m) {
+  if (MbufEgress& eg = *egress_[port]; eg.enabled()) {
+    eg.enqueue(m);
+    return;
+  }
   auto& q = tx_[port];
   if (q.size() == q.capacity()) flush_tx(port, now_ns());
   q.push_back(m);
@@ -176,6 +194,12 @@ void Worker::flush_tx(size_t port, uint64_t now) {
   auto& q = tx_[port];
   PortTelemetry& pt = t_.ports[std::min(port, kMaxPorts - 1)];
   MbufFaultStage& f = *tx_fault_[port];
+  if (MbufEgress& eg = *egress_[port]; eg.enabled()) {
+    // What the classes and the line rate let leave now, at most the staging vector (reserved:
+    // no allocation). A frame the port then refuses is dropped and counted, as without classes.
+    q.resize(q.capacity());
+    q.resize(eg.dequeue(now, q.data(), q.size()));
+  }
   size_t n = q.size();
   rte_mbuf** frames = q.data();
   if (f.spec().enabled() || f.held() > 0) {
@@ -292,6 +316,9 @@ void Worker::publish(uint64_t now) {
     t_.ports[p].rx_faults = rx_fault_[p]->counters();
     t_.ports[p].tx_faults = tx_fault_[p]->counters();
     t_.ports[p].edge_binding_drops = engine_->binding_drops()[std::min(p, e::kMaxIngressPorts - 1)];
+    const MbufEgress& eg = *egress_[p];
+    t_.ports[p].nclasses = static_cast<uint32_t>(eg.classes());
+    for (size_t c = 0; c < eg.classes(); ++c) t_.ports[p].classes[c] = eg.counters(c);
   }
   const auto& groups = engine_->groups();
   t_.ngroups = static_cast<uint32_t>(std::min(groups.size(), kMaxGroupsPerWorker));
@@ -341,12 +368,15 @@ int Worker::run() {
       std::memcpy(rte_pktmbuf_append(m, f.length), replies_.data(i), f.length);
       queue_tx(f.port, m);
     }
+    uint64_t queued = 0;
     for (size_t p = 0; p < s_.ports.size(); ++p) {
-      if (!tx_[p].empty() || tx_fault_[p]->held() > 0) flush_tx(p, now);
+      if (!tx_[p].empty() || tx_fault_[p]->held() > 0 || egress_[p]->queued_frames() > 0)
+        flush_tx(p, now);
+      queued += egress_[p]->queued_frames();
     }
     s_.snapshots->quiescent(s_.index);
     ++t_.loops;
-    if (pipeline_->counters().frames + t_.handoff_in != before) {
+    if (pipeline_->counters().frames + t_.handoff_in != before || queued > 0) {
       ++t_.busy_loops;
       idle = 0;
     } else if (s_.idle_sleep_us > 0 && ++idle > 64) {
@@ -362,6 +392,7 @@ int Worker::run() {
   for (size_t p = 0; p < s_.ports.size(); ++p) {
     rx_fault_[p]->drain();
     tx_fault_[p]->drain();
+    egress_[p]->drain();
     for (rte_mbuf* m : tx_[p]) rte_pktmbuf_free(m);
     tx_[p].clear();
   }

@@ -6,7 +6,8 @@
 //     ARP reply, engine (batched), hand-off to the owning worker (ring), drop
 //   drain the hand-off ring into the engine batch
 //   Mode2Engine::process(batch) -> new frames built in fresh mbufs (EngineSink)
-//   TX fault stage -> TX burst on this worker's queue of every port
+//   [egress: traffic classes, line rate, CE past the marking depth] -> TX fault stage ->
+//   TX burst on this worker's queue of every port
 //   RCU quiescent state; every publish period, telemetry
 //
 // Everything it touches is its own (engine, L2 table, counters, fault stages)
@@ -23,6 +24,7 @@
 #include "datapath/dpdk/snapshot.h"
 #include "datapath/dpdk/telemetry.h"
 #include "datapath/engine/mode2_engine.h"
+#include "datapath/switching/egress.h"
 #include "datapath/switching/fault_stage.h"
 
 struct rte_mbuf;
@@ -38,6 +40,14 @@ struct MbufOps {
   bool mark_ce(rte_mbuf* m) const;  // wire::mark_ce on the frame (a single segment)
 };
 using MbufFaultStage = switching::FaultStage<rte_mbuf*, MbufOps>;
+
+struct EgressOps {
+  uint32_t length(rte_mbuf* m) const;
+  uint8_t tos(rte_mbuf* m) const;   // wire::traffic_class
+  bool mark_ce(rte_mbuf* m) const;  // not on a frame shared with other ports (flooded)
+  void free(rte_mbuf* m) const;
+};
+using MbufEgress = switching::Egress<rte_mbuf*, EgressOps>;
 
 struct WorkerSetup {
   unsigned index = 0;
@@ -55,6 +65,8 @@ struct WorkerSetup {
   uint64_t publish_period_ns = 50'000'000;
   // Fault specs per port (index = config port); disabled specs cost a branch.
   std::vector<switching::FaultSpec> rx_faults, tx_faults;
+  // Traffic classes and line rate per port (egress.h); disabled: frames go straight to TX.
+  std::vector<switching::EgressSpec> egress;
 };
 
 class Worker {
@@ -99,6 +111,7 @@ class Worker {
   std::vector<rte_mbuf*> engine_mbufs_;
   std::vector<std::vector<rte_mbuf*>> tx_;  // per port, pending
   std::vector<std::unique_ptr<MbufFaultStage>> rx_fault_, tx_fault_;
+  std::vector<std::unique_ptr<MbufEgress>> egress_;  // per port
   struct Progress {
     uint32_t group_id;
     uint64_t value, since_ns;

@@ -28,13 +28,13 @@ uint32_t child_dest_frontier(const GroupState& g, size_t c) {
 }  // namespace
 
 void repeat_frontier_down(GroupState& g, size_t child, Actions& a) {
-  a.send_ack(g.config->children[child], g.global_frontier, kAck, g.config->wire_pkey());
+  a.send_ack(g.config->children[child], g.global_frontier, kAck, *g.config);
   ++a.counters.frontiers_sent;
 }
 
 void repeat_frontier_up(GroupState& g, Actions& a) {
   if (!g.config->parent) return;
-  a.send_ack(*g.config->parent, g.subtree_frontier, kAck, g.config->wire_pkey());
+  a.send_ack(*g.config->parent, g.subtree_frontier, kAck, *g.config);
   ++a.counters.frontiers_sent;
 }
 
@@ -64,7 +64,7 @@ void receive_rank_ack(GroupState& g, const PacketMeta& m, Actions& a) {
       uint32_t psn = send_psn(g, c, ref);
       const uint32_t limit = vocab::psn_add(g.acked_send_psn[c], 1);
       if (vocab::psn_gt(psn, limit)) psn = limit;
-      a.send_ack(link, psn, syndrome, g.config->wire_pkey());
+      a.send_ack(link, psn, syndrome, *g.config);
       ++a.counters.upload_acks_sent;
     }
   }
@@ -96,7 +96,7 @@ void update_subtree_frontier(GroupState& g, Actions& a) {
   if (!vocab::psn_gt(f, g.subtree_frontier)) return;
   g.subtree_frontier = f;
   if (g.config->parent) {
-    a.send_ack(*g.config->parent, f, kAck, g.config->wire_pkey());
+    a.send_ack(*g.config->parent, f, kAck, *g.config);
     ++a.counters.frontiers_sent;
   } else {
     receive_group_frontier(g, f, a);
@@ -142,7 +142,7 @@ void receive_group_frontier(GroupState& g, uint32_t frontier, Actions& a) {
     if (l.is_rank) {
       ack_rank_uploads(g, static_cast<int>(c), false, a);
     } else {
-      a.send_ack(l, frontier, kAck, g.config->wire_pkey());
+      a.send_ack(l, frontier, kAck, *g.config);
       ++a.counters.frontiers_sent;
     }
   }
@@ -172,7 +172,7 @@ void ack_rank_uploads(GroupState& g, int child, bool force, Actions& a) {
     advanced = true;
   }
   if (!advanced && !force) return;
-  a.send_ack(link, g.acked_send_psn[c], kAck, g.config->wire_pkey());
+  a.send_ack(link, g.acked_send_psn[c], kAck, *g.config);
   ++a.counters.upload_acks_sent;
 }
 

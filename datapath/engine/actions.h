@@ -28,13 +28,14 @@ class Actions {
     out_.commit(port, build_frame(out_.reserve(n), n, f, icrc_base));
     ++counters.tx_frames;
   }
-  // An ACK (or NAK: the AETH syndrome says which) on one edge of the group, from this switch's
-  // endpoint of it (`link.local`) to the other end; `Link` is a ChildLink or a ParentLink;
-  // `pkey` is the group's (GroupConfig::wire_pkey).
+  // An ACK (or NAK: the AETH syndrome says which) on one edge of the group `cfg`, from this
+  // switch's endpoint of it (`link.local`) to the other end; `Link` is a ChildLink or a
+  // ParentLink. It carries the group's P_Key and traffic class (not ECN-capable).
   template <typename Link>
-  void send_ack(const Link& link, uint32_t psn, uint8_t syndrome, uint16_t pkey) {
+  void send_ack(const Link& link, uint32_t psn, uint8_t syndrome, const vocab::GroupContext& cfg) {
     FrameSpec f;
-    f.pkey = pkey;
+    f.pkey = cfg.wire_pkey();
+    f.tos = cfg.tos(0);
     f.src = &link.local;
     f.dst = &link.remote;
     f.udp_src_port = link.udp_src_port;

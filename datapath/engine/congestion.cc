@@ -21,7 +21,8 @@ void cnp_to(GroupState& g, size_t e, const Link& link, Actions& a) {
   f.udp_src_port = link.udp_src_port;
   f.pkey = g.config->wire_pkey();
   f.opcode = wire::op::kCnp;
-  f.becn = true;  // TOS 0: a CNP is not ECN-capable
+  f.tos = g.config->tos(0);  // the group's class; a CNP is not ECN-capable
+  f.becn = true;
   a.send(link.port, f);
   ++a.counters.cnps_forwarded;
 }

@@ -28,9 +28,9 @@ int out_index(size_t e) { return e == kParentEdge ? 0 : static_cast<int>(e); }
 
 void send_ack_on(const GroupState& g, size_t e, uint32_t psn, uint8_t syndrome, Actions& a) {
   if (e == kParentEdge) {
-    a.send_ack(*g.config->parent, psn, syndrome, g.config->wire_pkey());
+    a.send_ack(*g.config->parent, psn, syndrome, *g.config);
   } else {
-    a.send_ack(g.config->children[e], psn, syndrome, g.config->wire_pkey());
+    a.send_ack(g.config->children[e], psn, syndrome, *g.config);
   }
 }
 

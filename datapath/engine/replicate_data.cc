@@ -21,7 +21,7 @@ void replicate_data(GroupState& g, const PacketRef& ref, const Payload& p, Fanou
     f.dst = &link.remote;
     f.udp_src_port = link.udp_src_port;
     f.pkey = cfg.wire_pkey();
-    f.tos = p.ecn;
+    f.tos = cfg.tos(p.ecn);
     f.opcode = p.opcode;
     f.psn = recv_psn(g, c, ref);
     f.ack_req = true;  // every result is acknowledged: the ACKs drive the senders' windows
@@ -46,7 +46,7 @@ void send_up(const GroupState& g, uint32_t psn, const Payload& p, Actions& a) {
   f.dst = &link.remote;
   f.udp_src_port = link.udp_src_port;
   f.pkey = g.config->wire_pkey();
-  f.tos = p.ecn;
+  f.tos = g.config->tos(p.ecn);
   f.opcode = p.opcode;
   f.psn = psn;
   f.immdt = p.immdt;

@@ -80,7 +80,7 @@ bool park_rank(GroupState& g, int child, uint32_t psn, Actions& a) {
     ++g.park_rounds[c];
   }
   const auto code = static_cast<uint8_t>(kParkTimerFirst + g.park_rounds[c]);
-  a.send_ack(g.config->children[c], oldest, vocab::aeth::rnr_nak(code), g.config->wire_pkey());
+  a.send_ack(g.config->children[c], oldest, vocab::aeth::rnr_nak(code), *g.config);
   ++a.counters.rnr_naks_sent;
   return true;
 }

@@ -39,4 +39,21 @@ bool mark_ce(uint8_t* frame, size_t len) {
   return false;
 }
 
+uint8_t traffic_class(const uint8_t* frame, size_t len) {
+  size_t l3 = eth::kHeaderLen;
+  if (len < l3) return 0;
+  uint16_t type = load_be16(frame + eth::kType);
+  if (type == eth::kTypeVlan) {
+    l3 += eth::kVlanTagLen;
+    if (len < l3) return 0;
+    type = load_be16(frame + eth::kType + eth::kVlanTagLen);
+  }
+  const uint8_t* ip = frame + l3;
+  if (type == eth::kTypeIpv4 && len >= l3 + ipv4::kHeaderLen && (ip[ipv4::kVerIhl] >> 4) == 4)
+    return ip[ipv4::kTos];
+  if (type == eth::kTypeIpv6 && len >= l3 + ipv6::kHeaderLen && (ip[0] >> 4) == 6)
+    return static_cast<uint8_t>((ip[0] << 4) | (ip[1] >> 4));
+  return 0;
+}
+
 }  // namespace epic::wire

@@ -32,6 +32,8 @@ void write_pkey(const GroupContext& g, GroupContextMsg& out) {
   if (g.pkey) out.set_pkey(*g.pkey);
 }
 
+void write_dscp(const GroupContext& g, GroupContextMsg& out) { out.set_dscp(g.dscp); }
+
 std::optional<AccumProfile> profile_from_proto(int value) {
   switch (value) {
     case inc::v1::ACCUM_UNSPECIFIED:
@@ -264,6 +266,8 @@ std::optional<GroupContext> ContextReader::read(const Msg& g, const std::string&
     fail(path + ".pkey", pkey_error(g.pkey()));
     if (pkey_valid(g.pkey())) gc.pkey = static_cast<uint16_t>(g.pkey());
   }
+  fail(path + ".dscp", dscp_error(g.dscp()));
+  if (g.dscp() <= kMaxDscp) gc.dscp = static_cast<uint8_t>(g.dscp());
   fail(path + ".accumulator", proto_profile_error(g.accumulator()));
   if (const auto p = profile_from_proto(g.accumulator())) gc.arith.profile = *p;
   fail(path + ".dtype", proto_dtype_error(g.dtype()));

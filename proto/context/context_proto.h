@@ -44,6 +44,8 @@ std::string proto_mode_error(int value);
 void write_mode(const GroupContext& g, GroupContextMsg& out);
 // Writes pkey when the context has one (and leaves it unset otherwise, as above).
 void write_pkey(const GroupContext& g, GroupContextMsg& out);
+// Writes the group's traffic class (dscp; 0, best effort, leaves the field at its default).
+void write_dscp(const GroupContext& g, GroupContextMsg& out);
 
 // The accumulator profile and element type of AccumProfile / ElementType message values
 // (ElementType = dtype code + 1; 0 = none named); nullopt (or an error message) for a number

@@ -280,6 +280,7 @@ void check_shape(const GroupContext& g, const std::string& path, ContextErrors& 
   add(errors, field(path, "mode"), mode_error(g.mode));
   add(errors, field(path, "hop_timeout_us"), hop_timeout_error(g.hop_timeout_us));
   if (g.pkey) add(errors, field(path, "pkey"), pkey_error(*g.pkey));
+  add(errors, field(path, "dscp"), dscp_error(g.dscp));
   add(errors, field(path, "children"), children_count_error(g.children.size()));
   for (size_t i = 0; i < g.children.size(); ++i) {
     const ChildLink& c = g.children[i];

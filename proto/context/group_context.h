@@ -17,6 +17,7 @@
 
 #include "proto/vocab/addr.h"
 #include "proto/vocab/arith.h"
+#include "proto/vocab/dscp.h"
 #include "proto/vocab/limits.h"
 #include "proto/vocab/pkey.h"
 
@@ -72,6 +73,10 @@ struct GroupContext {
   // default): not checked, and the switch sends the default partition's key.
   std::optional<uint16_t> pkey{};
   uint16_t wire_pkey() const { return pkey.value_or(kDefaultPkey); }
+  // The group's traffic class: the DSCP (0..63, proto/vocab/dscp.h) of every frame the switch
+  // sends for it; with `ecn` below it, the TOS byte of those frames. Default 0, best effort.
+  uint8_t dscp = 0;
+  uint8_t tos(uint8_t ecn) const { return tos_byte(dscp, ecn); }
   // The group's accumulator profile and the element type its slots are sized for
   // (proto/vocab/arith.h; docs/arithmetic.md). Every switch of a group runs the same.
   GroupArith arith{};

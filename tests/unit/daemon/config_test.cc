@@ -10,6 +10,7 @@
 #include <string>
 
 #include "daemon/config/config_loader.h"
+#include "daemon/config/traffic_class_validate.h"
 #include "proto/vocab/addr.h"
 
 namespace epic::incd {
@@ -535,6 +536,50 @@ TEST(IncdConfig, AStaticGroupNamesItsAccumulatorProfileAndDtype) {
       << errors_text(missing);
 }
 
+TEST(IncdConfig, TrafficClassesAndPortRatesMakeEachPortsEgress) {
+  std::string text = kBase;
+  text.replace(text.find("switch:"), 7,
+               "traffic_classes:\n"
+               "  - {name: collectives, dscp: [46, 48], priority: 0, max_rate_mbps: 500}\n"
+               "  - {name: bulk, priority: 1, weight: 3, queue_kb: 1024, ecn_threshold_kb: 100}\n"
+               "  - {name: scavenger, dscp: [8], priority: 1}\n"
+               "switch:");
+  text.replace(text.find("    device: net_null0\n"), 22,
+               "    device: net_null0\n    rate_mbps: 1000\n");
+  const LoadResult r = parse_config(text, false);
+  ASSERT_TRUE(r.config) << errors_text(r);
+  const IncdConfig& c = *r.config;
+  ASSERT_EQ(c.traffic_classes.size(), 3u);
+  EXPECT_EQ(c.ports[0].rate_mbps, 1000u);
+  const switching::EgressSpec e0 = egress_spec(c, 0);
+  ASSERT_TRUE(e0.enabled());
+  EXPECT_EQ(e0.port_rate_bps, 1'000'000'000u);
+  ASSERT_EQ(e0.classes.size(), 3u);
+  EXPECT_EQ(e0.class_of_dscp[46], 0);
+  EXPECT_EQ(e0.class_of_dscp[48], 0);
+  EXPECT_EQ(e0.class_of_dscp[8], 2);
+  EXPECT_EQ(e0.class_of_dscp[0], 1);  // the class that lists none takes the rest
+  EXPECT_EQ(e0.class_of_dscp[63], 1);
+  EXPECT_EQ(e0.classes[0].max_rate_bps, 500'000'000u);
+  EXPECT_EQ(e0.classes[1].priority, 1u);
+  EXPECT_EQ(e0.classes[1].weight, 3u);
+  EXPECT_EQ(e0.classes[1].queue_bytes, 1024u * 1024);
+  EXPECT_EQ(e0.classes[1].ecn_threshold_bytes, 100u * 1024);
+  EXPECT_EQ(e0.classes[2].queue_bytes, 512u * 1024);  // the default
+  EXPECT_EQ(egress_spec(c, 1).port_rate_bps, 0u);     // classes without a rate still order
+
+  // No classes: a port with a rate gets one FIFO of every DSCP, a port without none at all.
+  const LoadResult plain =
+      parse_config(std::string(kBase).replace(std::string(kBase).find("    device: net_null0\n"),
+                                              22, "    device: net_null0\n    rate_mbps: 10\n"),
+                   false);
+  ASSERT_TRUE(plain.config) << errors_text(plain);
+  const switching::EgressSpec one = egress_spec(*plain.config, 0);
+  ASSERT_EQ(one.classes.size(), 1u);
+  EXPECT_EQ(one.port_rate_bps, 10'000'000u);
+  EXPECT_FALSE(egress_spec(*plain.config, 1).enabled());
+}
+
 TEST(IncdConfig, TheBaseOfTheErrorTableIsValid) {
   const LoadResult r = parse_config(kBase, false);
   EXPECT_TRUE(r.config) << errors_text(r);
@@ -641,6 +686,34 @@ constexpr BadCase kBadCases[] = {
      "ports[0].mtu", "9601 is outside 68..9600"},
     {"ZeroDescriptors", "    device: net_null0\n", "    device: net_null0\n    rx_descriptors: 0\n",
      "ports[0].rx_descriptors", "0 is outside 1..32768"},
+    {"PortRateTooHigh", "    device: net_null0\n", "    device: net_null0\n    rate_mbps: 400001\n",
+     "ports[0].rate_mbps", "400001 is above 400000"},
+    // traffic classes
+    {"TrafficClassBadName", "switch:", "traffic_classes: [{name: Bulk}]\nswitch:",
+     "traffic_classes[0].name", "\"Bulk\" is not a class name ([a-z0-9_-], 1..32 characters)"},
+    {"TrafficClassNameTwice",
+     "switch:", "traffic_classes: [{name: a, dscp: [1]}, {name: a, dscp: [2]}]\nswitch:",
+     "traffic_classes[1].name", "\"a\" is already the name of traffic_classes[0]"},
+    {"DscpInTwoClasses",
+     "switch:", "traffic_classes: [{name: a, dscp: [46]}, {name: b, dscp: [0, 46]}]\nswitch:",
+     "traffic_classes[1].dscp", "DSCP 46 is already in traffic_classes[0]"},
+    {"DscpAbove63", "switch:", "traffic_classes: [{name: a, dscp: [64]}]\nswitch:",
+     "traffic_classes[0].dscp", "64 is not a DSCP (0..63"},
+    {"TwoClassesTakeTheRest", "switch:", "traffic_classes: [{name: a}, {name: b}]\nswitch:",
+     "traffic_classes[1].dscp", "only one class may take the unlisted DSCPs"},
+    {"PriorityLevelTooHigh", "switch:", "traffic_classes: [{name: a, priority: 8}]\nswitch:",
+     "traffic_classes[0].priority", "8 is outside 0..7"},
+    {"ZeroWeight", "switch:", "traffic_classes: [{name: a, weight: 0}]\nswitch:",
+     "traffic_classes[0].weight", "0 is outside 1..1000"},
+    {"MarkingDepthNotBelowTheQueue",
+     "switch:", "traffic_classes: [{name: a, queue_kb: 64, ecn_threshold_kb: 64}]\nswitch:",
+     "traffic_classes[0].ecn_threshold_kb", "64 is not below queue_kb 64"},
+    {"NineClasses", "switch:",
+     "traffic_classes: [{name: a}, {name: b, dscp: [1]}, {name: c, dscp: [2]}, {name: d, dscp: "
+     "[3]},"
+     " {name: e, dscp: [4]}, {name: f, dscp: [5]}, {name: g, dscp: [6]}, {name: h, dscp: [7]},"
+     " {name: i, dscp: [8]}]\nswitch:",
+     "traffic_classes", "9 classes; at most 8"},
     // switch
     {"IncAddressBadIpv4", "ipv4: 10.0.0.254, mac", "ipv4: 10.0.0.300, mac",
      "switch.inc_addresses[0].ipv4", "\"10.0.0.300\" is not an IPv4 address", 3},

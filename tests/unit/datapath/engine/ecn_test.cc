@@ -74,6 +74,49 @@ TEST(Ecn, AnAllReduceResultCarriesTheCombinedCodepointOfItsContributions) {
   EXPECT_EQ(engine.counters().ecn_ce_out, 2u);
 }
 
+// A group's traffic class (GroupContext::dscp) is the DSCP of every frame the switch sends for
+// it: the control message's and the data's results (the data's ECN the combined one below it)
+// and CNPs.
+TEST(Ecn, EveryFrameOfAGroupCarriesItsTrafficClass) {
+  Mode2Engine engine;
+  SlotRegion slots(4, 256);
+  GroupConfig g = testing::two_rank_group(1, 0x1000);
+  g.dscp = 46;
+  engine.install_group(g, &slots);
+  const CollectiveDescriptor d{CollectiveType::kAllReduce, vocab::DType::kInt32,
+                               vocab::ReduceOp::kSum, 0, 64};
+  TxBatch tx;
+  auto feed = [&](const std::vector<uint8_t>& f) {
+    const RxFrame rx{f.data(), static_cast<uint16_t>(f.size()), testing::ingress_port(f)};
+    engine.process(&rx, 1, tx, 1'000'000);
+  };
+  for (uint8_t r = 0; r < 2; ++r) {
+    feed(testing::frame(0x1000 + r, w::op::kSendOnlyImm, 100, testing::control(d), kControlImm, r,
+                        kEcnEct0));
+  }
+  feed(testing::frame(0x1000, w::op::kSendOnly, 101, std::vector<uint8_t>(256, 1), 0, 0, kEcnCe));
+  feed(testing::frame(0x1001, w::op::kSendOnly, 101, std::vector<uint8_t>(256, 2), 0, 1, kEcnEct0));
+  feed(testing::frame(0x1000, w::op::kCnp, 0, {}, 0, 0, kEcnNotEct));
+  size_t results = 0, cnps = 0;
+  ASSERT_GT(tx.size(), 0u);
+  for (size_t k = 0; k < tx.size(); ++k) {
+    const w::ParseResult p = w::parse(tx.data(k), tx.frame(k).length);
+    ASSERT_TRUE(p.ok());  // the ICRC masks the TOS byte; the IPv4 checksum covers it
+    const uint8_t tos = tx.data(k)[14 + 1];
+    EXPECT_EQ(tos >> 2, 46) << "frame " << k << " opcode " << int{p.view.opcode()};
+    EXPECT_TRUE(wire::testing::ipv4_header_sums_to_ones(tx.data(k) + 14));
+    if (p.view.opcode() == w::op::kSendOnly) {
+      ++results;
+      EXPECT_EQ(p.view.ecn(), kEcnCe);  // one contribution was CE
+    } else if (p.view.opcode() == w::op::kCnp) {
+      ++cnps;
+      EXPECT_EQ(p.view.ecn(), kEcnNotEct);
+    }
+  }
+  EXPECT_EQ(results, 2u);
+  EXPECT_EQ(cnps, 1u);
+}
+
 // A CNP from rank 0 (its NIC saw CE on a result) goes on to every other edge of the group, to
 // the member's own QP, BECN set, paced to one per edge per kCnpIntervalNs; in Mode-III the
 // switch consumes it.

@@ -1,6 +1,7 @@
 // mark_ce (ecn_mark.h): ECT(0) and ECT(1) become CE, with a header checksum that still sums
 // to 0xFFFF (RFC 1071, plain arithmetic here) and an ICRC that still verifies; Not-ECT, CE,
-// VLAN-tagged and IPv6 frames as RFC 3168 says; short and non-IP frames untouched.
+// VLAN-tagged and IPv6 frames as RFC 3168 says; short and non-IP frames untouched. traffic_class
+// reads the TOS byte / traffic class the builder wrote.
 #include "datapath/wire/ecn_mark.h"
 
 #include <gtest/gtest.h>
@@ -49,15 +50,19 @@ TEST(MarkCe, NotEctAndCeAreLeftAlone) {
   }
 }
 
-TEST(MarkCe, Ipv6TrafficClassIsMarked) {
+std::vector<uint8_t> roce_v6(uint8_t traffic_class) {
   PacketBuilder b;
   b.eth({2, 0, 0, 0, 0, 1}, {2, 0, 0, 0, 0, 2});
   std::array<uint8_t, 16> a{}, c{};
   a[15] = 1;
   c[15] = 2;
-  b.ipv6(a, c).tos(0x02);
+  b.ipv6(a, c).tos(traffic_class);
   b.bth(op::kSendOnly, 0x12, 5).payload(std::vector<uint8_t>(8));
-  auto f = b.build();
+  return b.build();
+}
+
+TEST(MarkCe, Ipv6TrafficClassIsMarked) {
+  auto f = roce_v6(0x02);
   EXPECT_TRUE(mark_ce(f.data(), f.size()));
   const ParseResult p = parse(f.data(), f.size());
   ASSERT_TRUE(p.ok());
@@ -71,6 +76,19 @@ TEST(MarkCe, ShortAndNonIpFramesAreUntouched) {
   f[13] = 0x06;  // ARP
   EXPECT_FALSE(mark_ce(f.data(), f.size()));
   EXPECT_FALSE(mark_ce(f.data(), 0));
+}
+
+TEST(TrafficClass, ReadsTheTosOfIpv4AndIpv6AndZeroOtherwise) {
+  EXPECT_EQ(traffic_class(roce(2).data(), roce(2).size()), 0xB8 | 2);
+  const auto tagged = roce(1, true);
+  EXPECT_EQ(traffic_class(tagged.data(), tagged.size()), 0xB8 | 1);
+  const auto v6 = roce_v6(0xA9);
+  EXPECT_EQ(traffic_class(v6.data(), v6.size()), 0xA9);
+  auto arp = roce(2);
+  arp[12] = 0x08;
+  arp[13] = 0x06;
+  EXPECT_EQ(traffic_class(arp.data(), arp.size()), 0);
+  EXPECT_EQ(traffic_class(arp.data(), 10), 0);
 }
 
 }  // namespace

@@ -116,6 +116,35 @@ TEST(ContextReader, ReadsAPartitionKeyAndRefusesAnInvalidOne) {
   }
 }
 
+TEST(ContextReader, ReadsAndWritesTheTrafficClassAndRefusesABadOne) {
+  const SwitchView sw = view();
+  {
+    ContextErrors errors;
+    ContextReader reader(sw, errors);
+    const auto plain = reader.read(msg(kGood), "context");
+    ASSERT_TRUE(plain) << join(errors);
+    EXPECT_EQ(plain->dscp, 0) << "best effort by default";
+    EXPECT_EQ(plain->tos(2), 2);
+    ContextReader fresh(sw, errors);
+    const auto ef = fresh.read(msg(std::string(kGood) + " dscp: 46"), "context");
+    ASSERT_TRUE(ef) << join(errors);
+    EXPECT_EQ(ef->dscp, 46);
+    EXPECT_EQ(ef->tos(3), 0xBB);  // 46 << 2 | CE
+    GroupContextMsg out;
+    write_dscp(*ef, out);
+    EXPECT_EQ(out.dscp(), 46u);
+  }
+  ContextErrors errors;
+  ContextReader reader(sw, errors);
+  EXPECT_FALSE(reader.read(msg(std::string(kGood) + " dscp: 64"), "context"));
+  EXPECT_NE(join(errors).find("context.dscp: 64 is not a DSCP"), std::string::npos) << join(errors);
+  GroupContext g;
+  g.dscp = 64;
+  ContextErrors shape;
+  check_shape(g, "g", shape);
+  EXPECT_NE(join(shape).find("g.dscp: 64 is not a DSCP"), std::string::npos) << join(shape);
+}
+
 TEST(ContextReader, RefusesAnUnknownModeAndABadHopTimeoutByPath) {
   const SwitchView sw = view();
   const struct {
