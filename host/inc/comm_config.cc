@@ -11,6 +11,7 @@
 
 #include "host/inc/manager_config.h"
 #include "proto/vocab/addr.h"
+#include "proto/vocab/dscp.h"
 #include "proto/vocab/limits.h"
 #include "proto/vocab/pkey.h"
 #include "proto/vocab/psn.h"
@@ -32,6 +33,9 @@ const std::vector<std::pair<std::string, std::string>> kKeys = {
     {"INC_TRAFFIC_CLASS",
      "IP TOS / GRH traffic class of the QP's packets, DSCP << 2 | ECN (default 0; 2 = ECT(0): "
      "ECN-capable, so congestion marks CE and the ranks answer with CNPs)"},
+    {"INC_DSCP",
+     "with INC_MANAGER: the group's traffic class asked of the manager, a DSCP 0..63 (default: "
+     "the tenant's); the manager's answer replaces the DSCP bits of INC_TRAFFIC_CLASS"},
     {"INC_WINDOW",
      "the group's window MW in packets (default " + std::to_string(vocab::kDefaultWindow) +
          "; with INC_MANAGER: the manager sizes it from the path's bandwidth-delay product)"},
@@ -178,6 +182,10 @@ ConfigResult config_from_pairs(const std::map<std::string, std::string>& pairs) 
       auto v = u32(255);
       if (!v) return bad(key, value, "expected 0..255: DSCP << 2 | ECN (2 = ECT(0), ECN-capable)");
       t.traffic_class = static_cast<uint8_t>(*v);
+    } else if (key == "INC_DSCP") {
+      auto v = u32(vocab::kMaxDscp);
+      if (!v) return bad(key, value, "expected a DSCP 0..63 (46: expedited forwarding)");
+      c.manager.dscp = static_cast<uint8_t>(*v);
     } else if (key == "INC_WINDOW") {
       auto v = u32(vocab::kMaxWindow);
       if (!v || !vocab::valid_window(*v))

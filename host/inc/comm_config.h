@@ -41,6 +41,10 @@ struct ManagerOptions {
   // INC_PKEY when given: the group's P_Key asked of the manager (every rank must ask the same);
   // unset, the group is bound to no partition.
   std::optional<uint16_t> pkey;
+  // INC_DSCP when given: the group's traffic class asked of the manager (every rank must ask the
+  // same); unset, the tenant's default. The manager's answer replaces the DSCP bits of
+  // INC_TRAFFIC_CLASS (docs/traffic-classes.md).
+  std::optional<uint8_t> dscp;
   // INC_ACCUMULATOR / INC_DTYPE: the group's arithmetic asked of the manager (every rank must
   // ask the same; docs/arithmetic.md).
   vocab::GroupArith arith{};

@@ -13,7 +13,7 @@ const char* const kManagerOnly[] = {
     "INC_TENANT",           "INC_GROUP",         "INC_QUEUE_TIMEOUT_MS",
     "INC_JOIN_TIMEOUT_MS",  "INC_MANAGER_CA",    "INC_MANAGER_CERT",
     "INC_MANAGER_KEY",      "INC_HOST_FALLBACK", "INC_HOST_QPN",
-    "INC_MANAGER_INSECURE", "INC_MODE"};
+    "INC_MANAGER_INSECURE", "INC_MODE",          "INC_DSCP"};
 
 // The peer parameters inc-manager answers: setting them as well is a conflict.
 const char* const kStaticPeer[] = {"INC_SWITCH_IP", "INC_SWITCH_QPN", "INC_PSN"};

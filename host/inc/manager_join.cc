@@ -7,6 +7,7 @@
 
 #include "proto/inc/v1/manager.grpc.pb.h"
 #include "proto/vocab/addr.h"
+#include "proto/vocab/dscp.h"
 
 namespace epic::inc {
 
@@ -109,6 +110,7 @@ soft::io::Result<JoinAnswer> ManagerJoin::join(uint16_t rank, uint16_t size,
   fill(*req.mutable_endpoint(), mine);
   if (options_.window) req.set_window(*options_.window);
   if (options_.pkey) req.set_pkey(*options_.pkey);
+  if (options_.dscp) req.set_dscp(*options_.dscp);
   if (options_.arith.profile == vocab::AccumProfile::kKulischFixed) {
     req.set_accumulator(pb::ACCUM_KULISCH_FIXED);
   }
@@ -142,6 +144,7 @@ soft::io::Result<JoinAnswer> ManagerJoin::join(uint16_t rank, uint16_t size,
   a.peer.initial_psn = resp.initial_psn();
   a.peer.pmtu = static_cast<uint16_t>(resp.pmtu());
   a.peer.window = resp.window();
+  a.peer.dscp = static_cast<uint8_t>(resp.dscp() & vocab::kMaxDscp);
   for (const pb::RankEndpoint& m : resp.members()) a.members.push_back(from_proto(m));
   if (a.host_fallback && (!host || a.members.size() != size)) {
     return soft::io::make_error<JoinAnswer>(failed + "the manager answered a host fallback with " +

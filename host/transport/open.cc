@@ -4,6 +4,7 @@
 
 #include "host/transport/soft/io/soft_transport.h"
 #include "proto/vocab/addr.h"
+#include "proto/vocab/dscp.h"
 #ifdef EPIC_HAVE_VERBS
 #include "host/transport/verbs/verbs_transport.h"
 #include "proto/vocab/limits.h"
@@ -103,7 +104,8 @@ soft::io::Result<std::unique_ptr<Transport>> open_verbs_resolved(const Transport
   auto peer = resolve(local);
   if (!peer.ok()) return {nullptr, peer.error};
   const PeerParams& p = peer.value;
-  if (auto s = t.value->connect(p.switch_ip, p.switch_qpn, p.initial_psn, p.pmtu, p.window);
+  if (auto s = t.value->connect(p.switch_ip, p.switch_qpn, p.initial_psn, p.pmtu, p.window,
+                                peer_traffic_class(o.traffic_class, p.dscp));
       !s.ok()) {
     return {nullptr, "verbs transport: " + s.error};
   }
@@ -112,6 +114,11 @@ soft::io::Result<std::unique_ptr<Transport>> open_verbs_resolved(const Transport
 }
 
 }  // namespace
+
+uint8_t peer_traffic_class(uint8_t traffic_class, std::optional<uint8_t> dscp) {
+  if (!dscp) return traffic_class;
+  return vocab::tos_byte(*dscp, traffic_class & vocab::kEcnBits);
+}
 
 bool verbs_device_present() {
 #ifdef EPIC_HAVE_VERBS
@@ -183,6 +190,7 @@ soft::io::Result<std::unique_ptr<Transport>> open_transport(const TransportOptio
   eff.initial_psn = peer.value.initial_psn;
   eff.pmtu = peer.value.pmtu;
   eff.window = peer.value.window;
+  eff.traffic_class = peer_traffic_class(eff.traffic_class, peer.value.dscp);
   if (const std::string why = validate(eff); !why.empty()) {
     return {nullptr, "the rendezvous answered unusable peer parameters: " + why};
   }

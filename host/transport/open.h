@@ -87,7 +87,13 @@ struct PeerParams {
   uint32_t initial_psn = 0;
   uint16_t pmtu = vocab::kDefaultPmtu;
   uint32_t window = vocab::kDefaultWindow;
+  // The group's traffic class, a DSCP (inc-manager's JoinGroupResponse.dscp): it replaces the
+  // DSCP bits of TransportOptions::traffic_class, whose ECN bits stay. nullopt: keep them.
+  std::optional<uint8_t> dscp{};
 };
+
+// TransportOptions::traffic_class with the DSCP a rendezvous answered (PeerParams::dscp).
+uint8_t peer_traffic_class(uint8_t traffic_class, std::optional<uint8_t> dscp);
 
 using PeerResolver = std::function<soft::io::Result<PeerParams>(const LocalEndpoint&)>;
 

@@ -35,6 +35,7 @@ struct SwitchContext {
   uint64_t memory_bytes = 0;       // vocab::group_memory_bytes(window, pmtu)
   std::optional<uint16_t> pkey{};  // the group's P_Key (GroupRequest::pkey)
   vocab::GroupArith arith{};       // the group's arithmetic (GroupRequest::arith)
+  uint8_t dscp = 0;                // the group's traffic class (GroupRequest::dscp, resolved)
   friend bool operator==(const SwitchContext&, const SwitchContext&) = default;
 };
 

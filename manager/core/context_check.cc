@@ -42,6 +42,10 @@ std::string context_errors(const SwitchContext& c, const SwitchSpec& sw) {
   g.hop_timeout_us = c.hop_timeout_us;
   g.pkey = c.pkey;
   g.arith = c.arith;
+  g.dscp = c.dscp;
+  if (const std::string err = vocab::dscp_error(c.dscp); !err.empty()) {
+    errors.push_back({"context.dscp", err});
+  }
   for (size_t i = 0; i < c.children.size(); ++i) {
     const TreeChild& t = c.children[i];
     vocab::ChildLink l;

@@ -63,6 +63,9 @@ struct GroupRequest {
   // The group's arithmetic (proto/vocab/arith.h): accumulator profile and the dtype its switch
   // memory is sized for (vocab::group_memory_bytes(window, pmtu, arith, ranks)).
   vocab::GroupArith arith{};
+  // The group's traffic class (DSCP, docs/traffic-classes.md). nullopt: the tenant's
+  // default_dscp (0 without one), chosen at IncManager::join and stored here.
+  std::optional<uint8_t> dscp{};
   friend bool operator==(const GroupRequest&, const GroupRequest&) = default;
 };
 
@@ -109,6 +112,7 @@ struct RankAnswer {
   uint32_t pmtu = 0;
   vocab::GroupMode mode = vocab::GroupMode::kMode2;
   vocab::GroupArith arith{};  // the group's arithmetic, as asked
+  uint8_t dscp = 0;           // the group's traffic class (GroupRequest::dscp, resolved)
   friend bool operator==(const RankAnswer&, const RankAnswer&) = default;
 };
 

@@ -280,7 +280,8 @@ SwitchContext switch_context(const Group& g, const TreeNode& n, uint64_t memory_
                        .parent = n.parent,
                        .memory_bytes = memory_bytes,
                        .pkey = g.request.pkey,
-                       .arith = g.request.arith};
+                       .arith = g.request.arith,
+                       .dscp = g.request.dscp.value_or(0)};
 }
 
 void IncManager::apply(Group& g, Admission& a, Millis now, Effects& fx) {
@@ -326,6 +327,10 @@ Result<JoinResult> IncManager::join(GroupRequest request, Millis now) {
   Group g;
   g.request = std::move(request);
   if (!g.request.mode) g.request.mode = policy_.default_mode;
+  if (!g.request.dscp) {
+    const auto t = tenants_.find(g.request.tenant);
+    g.request.dscp = t != tenants_.end() ? t->second.default_dscp.value_or(0) : uint8_t{0};
+  }
   g.created = now;
   Admission a = evaluate(g, now);
   if (a.verdict == PlanVerdict::kNever) return a.error;
@@ -385,7 +390,8 @@ Result<std::vector<RankAnswer>> IncManager::answers(uint32_t group_id) const {
                                      .window = g->request.window,
                                      .pmtu = g->request.pmtu,
                                      .mode = mode_of(g->request),
-                                     .arith = g->request.arith};
+                                     .arith = g->request.arith,
+                                     .dscp = g->request.dscp.value_or(0)};
     }
   }
   return out;

@@ -57,6 +57,13 @@ Result<std::optional<GroupRequest>> Rendezvous::offer(const RankJoin& join, Mill
     return make_error(ErrorCode::kInvalidArgument, who + " asks for " + text(join.pkey) + "; " +
                                                        first + " asked for " + text(f.pkey));
   }
+  if (join.dscp != f.dscp) {
+    auto text = [](const std::optional<uint8_t>& d) {
+      return d ? "DSCP " + std::to_string(*d) : std::string("the tenant's default DSCP");
+    };
+    return make_error(ErrorCode::kInvalidArgument, who + " asks for " + text(join.dscp) + "; " +
+                                                       first + " asked for " + text(f.dscp));
+  }
   if (!(join.arith == f.arith)) {
     return make_error(ErrorCode::kInvalidArgument, who + " asks for accumulator " +
                                                        arith_text(join.arith) + "; " + first +
@@ -88,7 +95,8 @@ Result<std::optional<GroupRequest>> Rendezvous::offer(const RankJoin& join, Mill
                    .ranks = {},
                    .queue_timeout = join.queue_timeout,
                    .pkey = join.pkey,
-                   .arith = join.arith};
+                   .arith = join.arith,
+                   .dscp = join.dscp};
   for (auto& [rank, r] : p.ranks) req.ranks.push_back(r);
   pending_.erase(it);
   return std::optional<GroupRequest>{std::move(req)};

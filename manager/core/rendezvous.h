@@ -30,6 +30,7 @@ struct RankJoin {
   Millis queue_timeout{0};
   std::optional<uint16_t> pkey{};  // GroupRequest::pkey
   vocab::GroupArith arith{};       // GroupRequest::arith
+  std::optional<uint8_t> dscp{};   // GroupRequest::dscp
 };
 
 struct ExpiredRendezvous {

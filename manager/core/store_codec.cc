@@ -230,10 +230,12 @@ json encode(const Tenant& t) {
   if (t.quota.max_ranks_per_group) quota["max_ranks_per_group"] = *t.quota.max_ranks_per_group;
   json reserved = json::object();
   for (const auto& [sw, n] : t.reserved) reserved[sw] = n;
-  return {{"record", "tenant"},
-          {"name", t.name},
-          {"quota", std::move(quota)},
-          {"reserved_bytes", std::move(reserved)}};
+  json out = {{"record", "tenant"},
+              {"name", t.name},
+              {"quota", std::move(quota)},
+              {"reserved_bytes", std::move(reserved)}};
+  if (t.default_dscp) out["default_dscp"] = *t.default_dscp;
+  return out;
 }
 
 Tenant decode_tenant(const json& j) {
@@ -254,6 +256,9 @@ Tenant decode_tenant(const json& j) {
       fail("reserved bytes on \"" + it.key() + "\" are not an unsigned integer");
     }
     t.reserved[it.key()] = it->get<uint64_t>();
+  }
+  if (j.contains("default_dscp")) {
+    t.default_dscp = static_cast<uint8_t>(get_uint(j, "default_dscp", vocab::kMaxDscp));
   }
   return t;
 }
@@ -296,6 +301,7 @@ json encode(const Group& g) {
     out["accumulator"] = std::string(vocab::to_string(g.request.arith.profile));
   }
   if (g.request.arith.dtype) out["dtype"] = std::string(vocab::to_string(*g.request.arith.dtype));
+  if (g.request.dscp.value_or(0) != 0) out["dscp"] = *g.request.dscp;  // absent: 0, as before
   return out;
 }
 
@@ -348,6 +354,9 @@ Group decode_group(const json& j) {
     if (!t) fail("dtype: \"" + name + "\" is not an element type");
     g.request.arith.dtype = *t;
   }
+  // Stores written before groups had a traffic class hold best-effort (DSCP 0) groups.
+  g.request.dscp =
+      static_cast<uint8_t>(j.contains("dscp") ? get_uint(j, "dscp", vocab::kMaxDscp) : 0);
   g.request.queue_timeout =
       Millis{static_cast<int64_t>(get_uint(j, "queue_timeout_ms", INT64_MAX))};
   g.initial_psn = static_cast<uint32_t>(get_uint(j, "initial_psn", kQpnLimit - 1));

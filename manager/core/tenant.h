@@ -29,6 +29,8 @@ struct Tenant {
   // Spatial Mux: bytes of memory on each switch reserved for this tenant alone. The tenant draws on
   // its partition first, then on the switch's shared pool (capacity minus all partitions).
   std::map<SwitchId, uint64_t> reserved{};
+  // The traffic class (DSCP) of its groups that ask for none; nullopt: 0, best effort.
+  std::optional<uint8_t> default_dscp{};
   friend bool operator==(const Tenant&, const Tenant&) = default;
 };
 

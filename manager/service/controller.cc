@@ -190,7 +190,9 @@ void Controller::rejoin(const Group& g, const RankJoin& j, Waiter waiter, Millis
   // Likewise a rank that left the mode to the fabric's default, or the pmtu to the manager.
   const bool same_mode = !j.mode || mode_of(g.request) == *j.mode;
   const bool same_pmtu = j.pmtu == 0 || g.request.pmtu == j.pmtu;
-  if (g.request.ranks.size() != j.size || !same_window || !same_mode || !same_pmtu ||
+  // And a rank that left the traffic class to the tenant's default.
+  const bool same_dscp = !j.dscp || g.request.dscp == j.dscp;
+  if (g.request.ranks.size() != j.size || !same_window || !same_mode || !same_pmtu || !same_dscp ||
       g.request.pkey != j.pkey || !(g.request.arith == j.arith) || !mine ||
       mine->ipv4 != j.rank.ipv4 || mine->qpn != j.rank.qpn) {
     return reply(grpc::Status(grpc::StatusCode::ALREADY_EXISTS,

@@ -146,6 +146,10 @@ Result<RankJoin> rank_join_from(const pb::JoinGroupRequest& r) {
     if (std::string err = vocab::pkey_error(r.pkey()); !err.empty()) return invalid("pkey", err);
     j.pkey = static_cast<uint16_t>(r.pkey());
   }
+  if (r.has_dscp()) {
+    if (std::string err = vocab::dscp_error(r.dscp()); !err.empty()) return invalid("dscp", err);
+    j.dscp = static_cast<uint8_t>(r.dscp());
+  }
   if (!vocab::profile_from_proto(r.accumulator())) {
     return invalid("accumulator", vocab::proto_profile_error(r.accumulator()));
   }
@@ -282,6 +286,12 @@ Result<Tenant> tenant_from(std::string_view field, const pb::Tenant& t) {
       return invalid(join_path(field, "reserved_bytes"), "'" + sw + "' is not a switch name");
     }
     out.reserved[sw] = bytes;
+  }
+  if (t.has_default_dscp()) {
+    if (std::string err = vocab::dscp_error(t.default_dscp()); !err.empty()) {
+      return invalid(join_path(field, "default_dscp"), err);
+    }
+    out.default_dscp = static_cast<uint8_t>(t.default_dscp());
   }
   return out;
 }

@@ -85,6 +85,8 @@ pb::GroupContext to_proto(const SwitchContext& c) {
   vocab::write_pkey(mode, out);
   mode.arith = c.arith;
   vocab::write_arith(mode, out);
+  mode.dscp = c.dscp;
+  vocab::write_dscp(mode, out);
   for (const TreeChild& child : c.children) {
     pb::GroupContext::Child& to = *out.add_children();
     to.set_port(child.port);
@@ -147,6 +149,7 @@ pb::JoinGroupResponse to_proto(const RankAnswer& a) {
                           ? pb::ACCUM_KULISCH_FIXED
                           : pb::ACCUM_UNSPECIFIED);
   out.set_dtype(static_cast<pb::ElementType>(vocab::dtype_to_proto(a.arith.dtype)));
+  out.set_dscp(a.dscp);
   return out;
 }
 
@@ -159,6 +162,7 @@ pb::Tenant to_proto(const Tenant& t) {
   if (t.quota.max_groups) q->set_max_groups(*t.quota.max_groups);
   if (t.quota.max_ranks_per_group) q->set_max_ranks_per_group(*t.quota.max_ranks_per_group);
   for (const auto& [sw, bytes] : t.reserved) (*out.mutable_reserved_bytes())[sw] = bytes;
+  if (t.default_dscp) out.set_default_dscp(*t.default_dscp);
   return out;
 }
 
@@ -225,6 +229,7 @@ pb::GroupInfo group_info(const Group& g, const IncManager& core) {
                           ? pb::ACCUM_KULISCH_FIXED
                           : pb::ACCUM_UNSPECIFIED);
   out.set_dtype(static_cast<pb::ElementType>(vocab::dtype_to_proto(g.request.arith.dtype)));
+  out.set_dscp(g.request.dscp.value_or(0));
   const ExactFigures exact =
       exact_figures(g.request.arith, static_cast<uint32_t>(g.request.ranks.size()));
   out.set_exact_width_bits(exact.width_bits);

@@ -179,7 +179,7 @@ Status parse_tenants(const Context& c, const YAML::Node& tenants, Declared& out)
     }
     if (Status s = only_keys(c, n, path,
                              {"name", "max_bytes_per_switch", "max_bytes_total", "max_groups",
-                              "max_ranks_per_group", "reserved_bytes"});
+                              "max_ranks_per_group", "reserved_bytes", "default_dscp"});
         !s.ok()) {
       return s;
     }
@@ -207,6 +207,11 @@ Status parse_tenants(const Context& c, const YAML::Node& tenants, Declared& out)
       auto v = number<uint32_t>(c, n["max_ranks_per_group"], path + ".max_ranks_per_group");
       if (!v.ok()) return v.error();
       q->set_max_ranks_per_group(v.value());
+    }
+    if (n["default_dscp"]) {
+      auto v = number<uint32_t>(c, n["default_dscp"], path + ".default_dscp");
+      if (!v.ok()) return v.error();
+      t.set_default_dscp(v.value());  // checked (0..63) with the rest of the tenant
     }
     if (const YAML::Node& r = n["reserved_bytes"]) {
       if (!r.IsMap()) return c.error(path + ".reserved_bytes", "expected a mapping switch: bytes");

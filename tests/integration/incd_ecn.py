@@ -12,10 +12,16 @@ AQM; the lab kernel has no netem). Cases (each prints "CASE name PASS|FAIL ...")
             received = `cnps_forwarded`
   not_ect   the ranks send Not-ECT (the default): the stage marks nothing, no result
             carries CE, no CNP is sent
+  depth     no fault stage: every port runs at 20 Mbit/s (incd's line rate, rate_mbps) with one
+            traffic class that marks CE past 4 KiB of queue (docs/traffic-classes.md); the ranks
+            send ECT(0). Results queue at each rank's port, incd marks them by depth, and the
+            ranks answer with CNPs. Identity (lossless): the CE-marked frames the ranks
+            received = the frames incd's class queues marked
 Every rank verifies every result bit for bit. Prints "INCD_ECN PASS|FAIL". Removes everything it
 created; needs root.
   incd_ecn.py BUILD_DIR
 """
+import json
 import os
 import sys
 
@@ -37,10 +43,20 @@ def summaries(results):
     return out
 
 
-def run_case(lab, s, name, traffic_class):
-    lab.write_config(s, [lab.group(1, RANKS, [lab.rank_child(r) for r in lab.ranks])],
-                     faults=[{"port": lab.ranks[0].port_name, "direction": "rx",
-                              "mark_ce": 0.05, "seed": 11}])
+def run_case(lab, s, name, traffic_class, depth=False):
+    group = lab.group(1, RANKS, [lab.rank_child(r) for r in lab.ranks])
+    if depth:
+        lab.write_config(s, [group], extra={"traffic_classes": [{"name": "all",
+                                                                 "ecn_threshold_kb": 4}]})
+        with open(s.config_path) as f:
+            cfg = json.load(f)
+        for p in cfg["ports"]:
+            p["rate_mbps"] = 20
+        with open(s.config_path, "w") as f:
+            json.dump(cfg, f, indent=1)
+    else:
+        lab.write_config(s, [group], faults=[{"port": lab.ranks[0].port_name, "direction": "rx",
+                                              "mark_ce": 0.05, "seed": 11}])
     lab.start_incd(s)
     started = lab.start_ranks(lab.ranks, PLAN, seed=3, timeout_ms=120000,
                               extra=["--traffic-class", str(traffic_class)])
@@ -57,7 +73,10 @@ def run_case(lab, s, name, traffic_class):
         return int(lab.metric(m, family, **{kind: label}) or 0)
 
     marked = int(lab.metric(m, "incd_port_faults_injected_total", fault="ce_marked") or 0)
-    f = {"ce_marked_by_stage": marked, "ecn_ce_in": engine("event", "ecn_ce_in"),
+    f = {"ce_marked_by_stage": marked,
+         "ce_marked_by_depth": int(lab.metric(m, "incd_port_class_ce_marked_total") or 0),
+         "queue_peak_bytes": int(max([lab.metric(m, "incd_port_class_queue_peak_bytes",
+                                                 port=r.port_name) or 0 for r in lab.ranks])), "ecn_ce_in": engine("event", "ecn_ce_in"),
          "ecn_ce_out": engine("event", "ecn_ce_out"), "cnps": engine("disposition", "cnps"),
          "cnps_forwarded": engine("event", "cnps_forwarded"),
          "cnps_rate_limited": engine("event", "cnps_rate_limited")}
@@ -92,6 +111,12 @@ def main():
         good = (run_ok and f["ce_marked_by_stage"] == 0 and f["ecn_ce_out"] == 0
                 and f["cnps"] == 0 and sum(rx_ce) == 0 and sum(tx_cnps) == 0)
         print(f"CASE not_ect {'PASS' if good else 'FAIL'} {detail}", flush=True)
+        ok &= good
+        run_ok, f, rx_ce, tx_cnps, rx_cnps, detail = run_case(lab, s, "depth", 2, depth=True)
+        good = (run_ok and f["ce_marked_by_stage"] == 0 and f["ce_marked_by_depth"] > 0
+                and f["queue_peak_bytes"] >= 4096 and sum(rx_ce) == f["ce_marked_by_depth"]
+                and sum(tx_cnps) > 0 and f["cnps"] == sum(tx_cnps))
+        print(f"CASE depth {'PASS' if good else 'FAIL'} {detail}", flush=True)
         ok &= good
     print(f"INCD_ECN {'PASS' if ok else 'FAIL'}")
     return 0 if ok else 1

@@ -205,6 +205,7 @@ std::string render_tree(const pb::GroupInfo& g) {
     out << " (" << g.accum_bytes_per_element() << " bytes of accumulator per element)";
   }
   out << "\n";
+  out << "traffic class: DSCP " << g.dscp() << (g.dscp() == 0 ? " (best effort)" : "") << "\n";
   out << "switch memory: " << bytes_per_switch(g) << " bytes per switch";
   for (const auto& c : g.mode_costs()) {
     out << "; " << mode_text(c.mode()) << " would size window " << c.window() << ", "

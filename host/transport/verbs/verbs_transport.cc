@@ -371,7 +371,8 @@ Status VerbsTransport::setup(const VerbsConfig& c) {
 }
 
 Status VerbsTransport::connect(uint32_t remote_ipv4, uint32_t remote_qpn, uint32_t initial_psn,
-                               uint16_t pmtu, uint32_t window) {
+                               uint16_t pmtu, uint32_t window,
+                               std::optional<uint8_t> traffic_class) {
   if (connected_) return Status::failure("connect: the QP is already connected");
   if (!mtu_enum(pmtu)) {
     return Status::failure("connect: path MTU " + std::to_string(pmtu) + " is not one of " +
@@ -380,6 +381,7 @@ Status VerbsTransport::connect(uint32_t remote_ipv4, uint32_t remote_qpn, uint32
   if (initial_psn > vocab::kPsnMask)
     return Status::failure("connect: the initial PSN must fit 24 bits");
   config_.sq_psn = config_.rq_psn = initial_psn;
+  if (traffic_class) config_.traffic_class = *traffic_class;
   config_.pmtu = pmtu;
   config_.max_outstanding = std::max<uint32_t>(1, window);
   window_ = SendWindow(config_.max_outstanding, config_.pmtu);  // nothing was posted yet

@@ -81,9 +81,11 @@ class VerbsTransport : public host::Transport {
   // RTR (the kernel resolves remote_ipv4's MAC here, by ARP) and RTS.
   soft::io::Status connect(uint32_t remote_ipv4, uint32_t remote_qpn);
   // The same with the path parameters a rendezvous answered after create() (inc-manager's
-  // JoinGroup): they replace the config's sq_psn/rq_psn, pmtu and max_outstanding.
+  // JoinGroup): they replace the config's sq_psn/rq_psn, pmtu and max_outstanding, and the
+  // GRH traffic class when one is given.
   soft::io::Status connect(uint32_t remote_ipv4, uint32_t remote_qpn, uint32_t initial_psn,
-                           uint16_t pmtu, uint32_t window);
+                           uint16_t pmtu, uint32_t window,
+                           std::optional<uint8_t> traffic_class = std::nullopt);
   // The local GID the QP uses (valid after create()); all zero if it cannot be read.
   std::array<uint8_t, 16> local_gid() const;
 

@@ -139,6 +139,19 @@ TEST_F(StoreTest, APartitionKeyRoundTripsAndABadOneIsRefused) {
       << bad.error().message;
 }
 
+TEST_F(StoreTest, ATrafficClassAndATenantsDefaultRoundTrip) {
+  GroupRequest r = make_request("ef", {{0, 0}, {0, 1}}, 8, 0x600);
+  r.dscp = 46;
+  const uint32_t id = testing::install(m, r, Millis{60'000});
+  ASSERT_TRUE(m.set_tenant(Tenant{.name = "latency", .default_dscp = 34}).ok());
+  auto loaded = decode_store(encode_store(m), kPolicy, Millis{70'000});
+  ASSERT_TRUE(loaded.ok()) << loaded.error().to_string();
+  EXPECT_EQ(loaded.value().manager.groups(), m.groups());
+  EXPECT_EQ(loaded.value().manager.find_group(id)->request.dscp, 46);
+  EXPECT_EQ(loaded.value().manager.find_group(across)->request.dscp, 0) << "resolved at join";
+  EXPECT_EQ(loaded.value().manager.tenants().at("latency").default_dscp, 34);
+}
+
 TEST_F(StoreTest, TheRecoveredManagerCarriesOn) {
   auto loaded = decode_store(encode_store(m), kPolicy, Millis{70'000});
   ASSERT_TRUE(loaded.ok()) << loaded.error().to_string();

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "host/inc/comm_config.h"
+#include "host/transport/open.h"
 
 namespace epic::inc {
 namespace {
@@ -133,6 +134,34 @@ TEST(ManagerConfig, ManagerKeysWithoutAManagerAreRefused) {
   pairs["INC_MODE"] = "3";  // a static group's mode is the switch's config
   EXPECT_EQ(config_from_pairs(pairs).error,
             "INC_MODE needs INC_MANAGER (the inc-manager to join through)");
+}
+
+TEST(ManagerConfig, TheTrafficClassIsAskedOfTheManagerOnly) {
+  EXPECT_FALSE(config_from_pairs(managed_soft_rank()).config.manager.dscp) << "the tenant's";
+  auto pairs = managed_soft_rank();
+  pairs["INC_DSCP"] = "46";
+  ConfigResult r = config_from_pairs(pairs);
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.config.manager.dscp, 46);
+  pairs["INC_DSCP"] = "64";
+  r = config_from_pairs(pairs);
+  EXPECT_NE(r.error.find("INC_DSCP"), std::string::npos) << r.error;
+  EXPECT_NE(r.error.find("expected a DSCP 0..63"), std::string::npos) << r.error;
+  const ConfigResult alone = config_from_pairs({{"INC_RANK", "0"},
+                                                {"INC_RANKS", "1"},
+                                                {"INC_TRANSPORT", "verbs"},
+                                                {"INC_SWITCH_IP", "10.0.0.254"},
+                                                {"INC_SWITCH_QPN", "7"},
+                                                {"INC_DSCP", "46"}});
+  EXPECT_EQ(alone.error, "INC_DSCP needs INC_MANAGER (the inc-manager to join through)");
+}
+
+// The manager's DSCP replaces the DSCP bits of INC_TRAFFIC_CLASS and keeps its ECN bits.
+TEST(ManagerConfig, TheManagersDscpKeepsTheRanksEcnBits) {
+  EXPECT_EQ(host::peer_traffic_class(0x62, std::nullopt), 0x62);  // no answer: as configured
+  EXPECT_EQ(host::peer_traffic_class(0x62, uint8_t{46}), (46 << 2) | 2);  // ECT(0) kept
+  EXPECT_EQ(host::peer_traffic_class(0x00, uint8_t{46}), 46 << 2);
+  EXPECT_EQ(host::peer_traffic_class(0xBB, uint8_t{0}), 3);  // best effort, CE bits kept as set
 }
 
 // Plaintext only to a unix socket or loopback address, unless INC_MANAGER_INSECURE=1 says so:

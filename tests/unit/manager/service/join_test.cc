@@ -28,6 +28,14 @@ class JoinTest : public ::testing::Test {
     auto ctx = deadline(5s);
     return manager_.stub()->JoinGroup(ctx.get(), r, &out);
   }
+  // True once one rendezvous is forming (a rank waits in it), within 4 s.
+  bool one_pending() {
+    for (int i = 0; i < 200; ++i) {
+      if (groups().pending_size() == 1) return true;
+      std::this_thread::sleep_for(20ms);
+    }
+    return false;
+  }
 
   TempDir dir_;
   TestManager manager_{dir_};
@@ -416,12 +424,7 @@ TEST_F(JoinTest, APartitionKeyReachesEverySwitchContextAndRanksMustAgreeOnIt) {
   first.set_pkey(0x8012);
   first.mutable_endpoint()->set_ipv4(rank_ipv4(2));
   AsyncJoin waits(manager_, first);
-  bool pending = false;  // rank 0 is in the rendezvous before rank 1 disagrees with it
-  for (int i = 0; i < 200 && !pending; ++i) {
-    pending = groups().pending_size() == 1;
-    if (!pending) std::this_thread::sleep_for(20ms);
-  }
-  ASSERT_TRUE(pending);
+  ASSERT_TRUE(one_pending());  // rank 0 is in the rendezvous before rank 1 disagrees with it
   pb::JoinGroupRequest second = join_request("split", 2, 1);
   second.set_pkey(0x8013);
   second.mutable_endpoint()->set_ipv4(rank_ipv4(3));
@@ -437,6 +440,76 @@ TEST_F(JoinTest, APartitionKeyReachesEverySwitchContextAndRanksMustAgreeOnIt) {
   EXPECT_EQ(b.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_NE(b.error_message().find("pkey: 32768 is not a P_Key"), std::string::npos)
       << b.error_message();
+  manager_.stop();  // answers the rank still waiting
+}
+
+// A group's traffic class: asked by every rank alike (or left to the tenant's default), it
+// reaches every switch context and every rank's answer; ranks that disagree, or a DSCP above 63,
+// are refused.
+TEST_F(JoinTest, ATrafficClassReachesEverySwitchContextAndEveryRank) {
+  FakeAgent agent(manager_.channel());
+  agent.register_switch(FakeAgent::leaf0(1024));
+  pb::SetTenantRequest t;
+  t.mutable_tenant()->set_name("latency");
+  t.mutable_tenant()->set_default_dscp(34);
+  pb::SetTenantResponse set;
+  auto ctx = deadline();
+  ASSERT_TRUE(manager_.stub()->SetTenant(ctx.get(), t, &set).ok());
+  // Asked for: DSCP 46.
+  std::vector<std::unique_ptr<AsyncJoin>> ranks;
+  for (uint32_t r = 0; r < 2; ++r) {
+    pb::JoinGroupRequest j = join_request("ef", 2, r);
+    j.set_dscp(46);
+    ranks.push_back(std::make_unique<AsyncJoin>(manager_, j));
+  }
+  auto install = agent.next();
+  ASSERT_TRUE(install && install->has_action());
+  EXPECT_EQ(install->action().context().dscp(), 46u);
+  agent.ack(install->action().action_id());
+  for (auto& r : ranks) {
+    ASSERT_TRUE(r->get().status.ok()) << r->get().status.error_message();
+    EXPECT_EQ(r->get().response.dscp(), 46u);
+  }
+  EXPECT_EQ(groups().groups(0).dscp(), 46u);
+  // Left to the tenant: its default_dscp.
+  pb::JoinGroupRequest dflt = join_request("by-tenant", 1, 0);
+  dflt.set_tenant("latency");
+  dflt.mutable_endpoint()->set_ipv4(rank_ipv4(2));
+  AsyncJoin by_tenant(manager_, dflt);
+  auto second = agent.next();
+  ASSERT_TRUE(second && second->has_action());
+  EXPECT_EQ(second->action().context().dscp(), 34u);
+  agent.ack(second->action().action_id());
+  ASSERT_TRUE(by_tenant.get().status.ok()) << by_tenant.get().status.error_message();
+  EXPECT_EQ(by_tenant.get().response.dscp(), 34u);
+  // Ranks that disagree.
+  pb::JoinGroupRequest first = join_request("split", 2, 0);
+  first.set_dscp(46);
+  first.mutable_endpoint()->set_ipv4(rank_ipv4(3));
+  AsyncJoin waits(manager_, first);
+  ASSERT_TRUE(one_pending());  // rank 0 is in the rendezvous before rank 1 disagrees with it
+  pb::JoinGroupRequest other = join_request("split", 2, 1);
+  other.mutable_endpoint()->set_ipv4(rank_ipv4(4));
+  const grpc::Status s = join_now(other);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("asks for the tenant's default DSCP; rank 0 asked for DSCP 46"),
+            std::string::npos)
+      << s.error_message();
+  pb::JoinGroupRequest bad = join_request("bad", 1, 0);
+  bad.set_dscp(64);
+  bad.mutable_endpoint()->set_ipv4(rank_ipv4(5));
+  const grpc::Status b = join_now(bad);
+  EXPECT_EQ(b.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(b.error_message().find("dscp: 64 is not a DSCP"), std::string::npos)
+      << b.error_message();
+  pb::SetTenantRequest wrong;
+  wrong.mutable_tenant()->set_name("wrong");
+  wrong.mutable_tenant()->set_default_dscp(99);
+  auto ctx2 = deadline();
+  const grpc::Status w = manager_.stub()->SetTenant(ctx2.get(), wrong, &set);
+  EXPECT_EQ(w.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(w.error_message().find("default_dscp: 99 is not a DSCP"), std::string::npos)
+      << w.error_message();
   manager_.stop();  // answers the rank still waiting
 }
 
@@ -497,12 +570,7 @@ TEST_F(JoinTest, AnExactGroupIsGrantedItsKulischMemoryAndRefusedAsExactWhenItCan
 
   pb::JoinGroupRequest first = exact_join_request("split", 2, 0, pb::ELEMENT_FP32, 16, 2);
   AsyncJoin waits(manager_, first);
-  bool pending = false;
-  for (int i = 0; i < 200 && !pending; ++i) {
-    pending = groups().pending_size() == 1;
-    if (!pending) std::this_thread::sleep_for(20ms);
-  }
-  ASSERT_TRUE(pending);
+  ASSERT_TRUE(one_pending());  // rank 0 is in the rendezvous before rank 1 disagrees with it
   pb::JoinGroupRequest second = join_request("split", 2, 1);
   second.mutable_endpoint()->set_ipv4(rank_ipv4(3));
   const grpc::Status s = join_now(second);
