@@ -36,6 +36,10 @@ std::vector<agent::PortReport> DatapathTelemetry::ports() const {
       out[p].tx_bytes += t->ports[p].tx_bytes;
       out[p].tx_frames += t->ports[p].tx_frames;
       out[p].tx_dropped += t->ports[p].tx_dropped;
+      const dpdk::PortTelemetry& pt = t->ports[p];
+      for (size_t c = 0; c < pt.nclasses && c < pt.classes.size(); ++c) {
+        out[p].queue_bytes += pt.classes[c].queue_bytes;
+      }
     }
   }
   return out;

@@ -33,6 +33,7 @@ inc::v1::AgentMessage make_heartbeat(const TelemetrySource& source) {
     l->set_tx_bytes(port.tx_bytes);
     l->set_tx_frames(port.tx_frames);
     l->set_tx_dropped(port.tx_dropped);
+    l->set_queue_bytes(port.queue_bytes);
   }
   for (const HostReport& host : source.hosts()) {
     inc::v1::LearnedHost* l = h.add_hosts();

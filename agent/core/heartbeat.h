@@ -25,6 +25,7 @@ struct GroupReport {
 struct PortReport {
   std::string port;
   uint64_t tx_bytes = 0, tx_frames = 0, tx_dropped = 0;  // since incd started
+  uint64_t queue_bytes = 0;                              // waiting in its transmit queues now
 };
 
 struct HostReport {

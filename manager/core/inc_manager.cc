@@ -416,8 +416,15 @@ void IncManager::report_port_rates(const SwitchId& sw, const std::map<std::strin
   for (const auto& [port, rate] : rates) port_rates_[{sw, port}] = rate;
 }
 
+void IncManager::report_port_queues(const SwitchId& sw,
+                                    const std::map<std::string, uint64_t>& queues) {
+  std::erase_if(port_queues_, [&](const auto& e) { return e.first.switch_id == sw; });
+  for (const auto& [port, bytes] : queues) port_queues_[{sw, port}] = bytes;
+}
+
 std::vector<LinkLoad> IncManager::link_loads() const {
-  return manager::link_loads(topology_, policy_.link_speeds, port_rates_, policy_.hot_link_load);
+  return manager::link_loads(topology_, policy_.link_speeds, port_rates_, policy_.hot_link_load,
+                             port_queues_);
 }
 
 }  // namespace epic::manager

@@ -140,6 +140,8 @@ class IncManager {
   // --- Load (link_load.h): what the agents measure, for load-aware placement. ---
   // Switch `sw`'s ports' transmit rates (bytes/s), replacing what it reported before.
   void report_port_rates(const SwitchId& sw, const std::map<std::string, double>& rates);
+  // Switch `sw`'s ports' transmit queues (bytes waiting), replacing what it reported before.
+  void report_port_queues(const SwitchId& sw, const std::map<std::string, uint64_t>& queues);
   // Every switch-to-switch link's load from the rates reported so far.
   std::vector<LinkLoad> link_loads() const;
 
@@ -200,7 +202,8 @@ class IncManager {
 
   Policy policy_;
   Topology topology_;
-  PortRates port_rates_;  // not persisted: measured anew after a restart
+  PortRates port_rates_;    // not persisted: measured anew after a restart
+  PortQueues port_queues_;  // likewise
   std::map<std::string, Tenant> tenants_{};
   std::map<uint32_t, Group> groups_{};
   MemoryLedger ledger_;

@@ -288,12 +288,17 @@ void Controller::on_heartbeat(const SwitchId& id, const pb::Heartbeat& beat, Mil
   s.last_heartbeat = beat;
   // Port loads for load-aware placement: the rates of the ports that have one yet.
   std::map<std::string, double> rates;
+  std::map<std::string, uint64_t> queues;
   for (const pb::PortLoad& p : beat.ports()) {
     Session::RateSample& r = s.port_tx[p.port()];
     r.update(p.tx_bytes(), now);
     if (r.rate) rates[p.port()] = *r.rate;
+    if (p.queue_bytes() > 0) queues[p.port()] = p.queue_bytes();
   }
-  if (beat.ports_size() > 0) core_.report_port_rates(id, rates);
+  if (beat.ports_size() > 0) {
+    core_.report_port_rates(id, rates);
+    core_.report_port_queues(id, queues);
+  }
   Effects fx;
   for (const pb::GroupCounters& c : beat.groups()) {
     const Group* g = core_.find_group(c.group_id());

@@ -108,6 +108,8 @@ void Controller::topology(pb::GetTopologyResponse& out, Millis now) const {
     p->set_b_to_a_bytes_per_s(x.b_to_a_bps);
     p->set_load(x.load);
     p->set_hot(x.hot);
+    p->set_a_queue_bytes(x.a_queue_bytes);
+    p->set_b_queue_bytes(x.b_queue_bytes);
   }
 }
 

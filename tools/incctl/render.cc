@@ -279,16 +279,26 @@ std::string render_tenants(const pb::ListTenantsResponse& r) {
 }
 
 std::string render_topology(const pb::GetTopologyResponse& r) {
-  Table l({"LINK A", "LINK B", "A->B", "B->A", "LOAD"});
+  Table l({"LINK A", "LINK B", "A->B", "B->A", "LOAD", "QUEUE A/B"});
   for (int i = 0; i < r.links_size(); ++i) {
     const auto& x = r.links(i);
     std::vector<std::string> row = {x.a().switch_id() + ":" + x.a().port(),
-                                    x.b().switch_id() + ":" + x.b().port(), "-", "-", "-"};
-    if (i < r.link_loads_size() && r.link_loads(i).measured()) {
+                                    x.b().switch_id() + ":" + x.b().port(),
+                                    "-",
+                                    "-",
+                                    "-",
+                                    "-"};
+    if (i < r.link_loads_size()) {
       const auto& y = r.link_loads(i);
-      row[2] = rate_text(true, y.a_to_b_bytes_per_s());
-      row[3] = rate_text(true, y.b_to_a_bytes_per_s());
-      row[4] = percent(y.load()) + (y.hot() ? " (hot)" : "");
+      if (y.measured()) {
+        row[2] = rate_text(true, y.a_to_b_bytes_per_s());
+        row[3] = rate_text(true, y.b_to_a_bytes_per_s());
+        row[4] = percent(y.load());
+      }
+      if (y.a_queue_bytes() + y.b_queue_bytes() > 0) {
+        row[5] = bytes_text(y.a_queue_bytes()) + " / " + bytes_text(y.b_queue_bytes());
+      }
+      if (y.hot()) row[4] += " (hot)";
     }
     l.add(row);
   }

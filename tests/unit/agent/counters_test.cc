@@ -36,7 +36,9 @@ class OneGroup : public TelemetrySource {
     return {g};
   }
   std::vector<HostReport> hosts() const override { return {}; }
-  std::vector<PortReport> ports() const override { return {{"up0", 100, 2, 1}, {"r0", 7, 1, 0}}; }
+  std::vector<PortReport> ports() const override {
+    return {{"up0", 100, 2, 1, 4096}, {"r0", 7, 1, 0, 0}};
+  }
 };
 
 TEST(GroupCounters, EveryCounterIsAProtoFieldOfTheSameName) {
@@ -92,6 +94,8 @@ TEST(GroupCounters, TheHeartbeatCarriesEachPortsTransmitCounters) {
   EXPECT_EQ(m.heartbeat().ports(0).tx_bytes(), 100u);
   EXPECT_EQ(m.heartbeat().ports(0).tx_frames(), 2u);
   EXPECT_EQ(m.heartbeat().ports(0).tx_dropped(), 1u);
+  EXPECT_EQ(m.heartbeat().ports(0).queue_bytes(), 4096u);
+  EXPECT_EQ(m.heartbeat().ports(1).queue_bytes(), 0u);
   EXPECT_EQ(m.heartbeat().ports(1).port(), "r0");
 }
 

@@ -47,5 +47,29 @@ TEST(LinkLoad, TheManagerPlacesNewTreesOffAHotSpine) {
   EXPECT_TRUE(hot_links(m.link_loads()).empty());
 }
 
+// A standing transmit queue (incd's traffic classes behind a port's rate) makes a link hot
+// whatever its rate says: new trees avoid it, and the queue shows in the link's figures.
+TEST(LinkLoad, AStandingQueueMakesALinkHot) {
+  IncManager m;
+  testing::build_fabric(m, {.leaves = 2, .spines = 2, .ranks_per_leaf = 2});
+  m.report_port_rates("spine0", {{"d1", 1e6}});  // 0.01 % of 100 Gb/s: cold by rate
+  m.report_port_queues("spine0", {{"d1", kHotQueueBytes - 1}});
+  EXPECT_TRUE(hot_links(m.link_loads()).empty()) << "below the depth";
+  m.report_port_queues("spine0", {{"d1", kHotQueueBytes}});
+  const auto loads = m.link_loads();
+  HotLinks hot = hot_links(loads);
+  ASSERT_EQ(hot.size(), 1u);
+  EXPECT_EQ(hot.begin()->b.switch_id, "spine0");
+  for (const LinkLoad& x : loads) {
+    if (x.link == *hot.begin()) EXPECT_EQ(x.b_queue_bytes, kHotQueueBytes);
+  }
+  const uint32_t g =
+      testing::install(m, testing::make_request("q", testing::hosts_on(2, 2)), Millis{1});
+  ASSERT_NE(g, 0u);
+  EXPECT_EQ(m.find_group(g)->tree.root, "spine1");
+  m.report_port_queues("spine0", {});  // drained
+  EXPECT_TRUE(hot_links(m.link_loads()).empty());
+}
+
 }  // namespace
 }  // namespace epic::manager
