@@ -40,6 +40,7 @@ for loss in $PHASES; do
     --rank "$RANK" --ranks "$RANKS" --initial-psn "$INITIAL_PSN" --window "$WINDOW" \
     --pmtu "$PMTU" --plan "$plan" --reps "$REPS" --seed $((SEED + k)) \
     --timeout-ms "$TIMEOUT_MS" --qp-timeout "$QP_TIMEOUT" --linger-ms 500 \
+    --traffic-class "${TRAFFIC_CLASS:-0}" \
     --qpn-file "/mnt/qpn.p$k.g$ID" --wait-file "/mnt/go.p$k" --wait-timeout-ms "$WAIT_MS" \
     --json < /dev/null > "$out" 2>&1
   rc=$?

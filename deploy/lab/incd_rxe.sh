@@ -6,6 +6,7 @@
 #   deploy/lab/incd_rxe.sh [-o OUTDIR] [--loss PCT[,PCT...]] [--modes M[,M]] [--ranks N] [--incd PATH]
 #                          [--inc-rank PATH] [--plan PLAN] [--reps K] [--window MW]
 #                          [--qp-timeout CODE] [--seed S] [-t SEC] [--no-pcap-check] [--forge]
+#                          [--ecn PCT]
 #
 # Boots N guests (rxe_lab.sh --no-bridge; N >= 3, default 3) with inc-rank packed into their
 # initramfs. Guest g is rank g-1 on rxe0 (10.9.0.g, GID index 1, the MAC rxe_lab.sh gives it).
@@ -42,6 +43,13 @@
 # In every lossless phase the rdma_rxe ranks' duplicate contributions (Mode-II) or packets a
 # hop acknowledged again (Mode-III) must be at most 1 % of the contributions, else it FAILs.
 #
+# --ecn PCT (issue 19, docs/congestion.md): the ranks' QPs send ECN-capable packets (GRH traffic
+# class 2, ECT(0): rdma_rxe puts it in the IPv4 TOS) and incd's fault stage marks CE on PCT % of
+# the ECN-capable frames arriving from rank 0 (g1). Each phase then also prints
+#   ecn: marked=<by the stage> ce_in=<CE contributions> ce_out=<CE frames incd sent>
+#        cnps=<CNPs from the ranks> cnps_forwarded=<...> cnps_rate_limited=<...>
+# and FAILs unless CE reached the ranks in results (ce_out > 0). Whether rdma_rxe answers the
+# CE marks with CNPs is reported, not required: it is what this option measures.
 # Artefacts in OUTDIR (default: a new /tmp/epic-incd-rxe.XXXXXX, kept): roce.g<g>n0.pcap
 # (per tap), incd.p<k>.json / incd.p<k>.log / metrics.p<k>.txt (.err: failed scrape tries),
 # pcap_check.g<g>.txt, and
@@ -168,10 +176,14 @@ for i, tap in enumerate(taps):
     children.append({"port": name, "rank": g - 1,
                      "remote": {"mac": f"52:54:00:{sfx}:{g:02x}:00", "ipv4": f"10.9.0.{g}", "qpn": qpn},
                      "local": {"ipv4": p["SWITCH_IP"], "qpn": int(p["SWITCH_QPN_BASE"]) + g - 1}})
-    if loss > 0:
+    ecn = float(p.get("ECN_MARK", "0") or 0)
+    if loss > 0 or (ecn > 0 and g == 1):
         for j, d in enumerate(("rx", "tx")):
-            faults.append({"port": name, "direction": d, "drop": loss / 100.0,
-                           "seed": 1000 * k + 10 * g + j})
+            f = {"port": name, "direction": d, "drop": loss / 100.0,
+                 "seed": 1000 * k + 10 * g + j}
+            if ecn > 0 and g == 1 and d == "rx":
+                f["mark_ce"] = ecn / 100.0
+            faults.append(f)
 fif = os.environ.get("FORGE_IF", "")
 if fif:  # --forge: the forger's port, no member on it, no faults
     ports.append({"name": "forger", "mtu": 1500,
@@ -255,6 +267,7 @@ die() { echo "incd_rxe.sh: $*" >&2; echo "INCD_RXE FAIL: $*"; exit 2; }
 OUTDIR=""; LOSS="0,1"; MODES=2; HOP_TIMEOUT_US=20000; RANKS=3; INCD=$ROOT/build/release/daemon/incd
 INC_RANK=$ROOT/build/release/tools/inc-rank/inc-rank; REPS=1; WINDOW=64; QP_TIMEOUT=18
 TIMEOUT=420; PCAP_CHECK=1; SEED=1; SWITCH_MAC=02:ec:00:00:00:fe; FORGE=0; FORGE_ROUNDS=40
+ECN_MARK=0
 FORGE_GAP_S=0.25
 # AllReduce int32 and fp32 sum, Barrier, Broadcast (root 1), Reduce (root 2); up to 64 KiB a
 # rank (64 packets at path MTU 1024: within the window, as the verbs window needs). Mode-III
@@ -283,12 +296,15 @@ while [ $# -gt 0 ]; do
     -t|--timeout) TIMEOUT=$2; shift 2;;
     --no-pcap-check) PCAP_CHECK=0; shift;;
     --forge) FORGE=1; shift;;
+    --ecn) ECN_MARK=$2; shift 2;;
     -h|--help) usage; exit 0;;
     *) echo "incd_rxe.sh: unknown argument $1 (see --help)" >&2; exit 2;;
   esac
 done
 [[ $RANKS =~ ^[0-9]+$ ]] && [ "$RANKS" -ge 3 ] && [ "$RANKS" -le 64 ] || die "--ranks must be 3..64"
 [[ $LOSS =~ ^[0-9.]+(,[0-9.]+)*$ ]] || die "--loss is a comma-separated list of percentages"
+[[ $ECN_MARK =~ ^[0-9.]+$ ]] && awk -v x="$ECN_MARK" 'BEGIN{exit !(x <= 100)}' \
+  || die "--ecn is a percentage 0..100"
 [[ $MODES =~ ^[23](,[23])*$ ]] || die "--modes is a comma-separated list of 2 (Mode-II) and 3 (Mode-III)"
 [[ $HOP_TIMEOUT_US =~ ^[0-9]+$ ]] && [ "$HOP_TIMEOUT_US" -ge 10 ] && [ "$HOP_TIMEOUT_US" -le 1000000 ] \
   || die "--hop-timeout-us must be 10..1000000"
@@ -365,6 +381,8 @@ FORGE=$FORGE
 FORGE_NS=$FORGE_NS
 FORGE_ROUNDS=$FORGE_ROUNDS
 FORGE_GAP_S=$FORGE_GAP_S
+ECN_MARK=$ECN_MARK
+TRAFFIC_CLASS=$(awk -v x="$ECN_MARK" 'BEGIN{print (x > 0) ? 2 : 0}')
 EOF
 
 LAB=$OUTDIR/lab
@@ -427,6 +445,15 @@ for phase in $PHASES; do
     "$(metric incd_group_aggregations_completed_total "$m")" "$(metric incd_group_retransmissions_total "$m")" \
     "$(metric incd_port_faults_injected_total "$m")" "$(metric incd_engine_drops_total "$m")"
   [ -n "$forge_line" ] && echo "  $forge_line"
+  if awk -v x="$ECN_MARK" 'BEGIN{exit !(x > 0)}'; then
+    ev() { metric incd_engine_events_total "$m" "event=\"$1\""; }
+    ce_out=$(ev ecn_ce_out)
+    echo "  ecn: marked=$(metric incd_port_faults_injected_total "$m" 'fault="ce_marked"') ce_in=$(ev ecn_ce_in) ce_out=$ce_out cnps=$(metric incd_engine_frames_total "$m" 'disposition="cnps"') cnps_forwarded=$(ev cnps_forwarded) cnps_rate_limited=$(ev cnps_rate_limited)"
+    if [ "${ce_out:-0}" = 0 ]; then
+      verdict=FAIL
+      fail_reasons+=("phase $k (Mode-$mode, loss $loss%): --ecn $ECN_MARK: no CE reached the ranks (ecn_ce_out 0)")
+    fi
+  fi
   for g in $(seq 1 "$RANKS"); do
     echo "  g$g rxe: $(cat "$SHARE/rxe.p$k.g$g.txt" 2>/dev/null || echo none)"
   done
