@@ -128,6 +128,7 @@ Worker::Worker(WorkerSetup setup) : s_(std::move(setup)) {
   engine_mbufs_.reserve(4 * size_t{s_.burst} + 1024);
   tx_.resize(np);
   for (auto& q : tx_) q.reserve(8192);
+  egress_out_.resize(kEgressFramesPerFlush);
   MbufOps ops{s_.pool};
   for (size_t p = 0; p < np; ++p) {
     sw::FaultSpec rx = p < s_.rx_faults.size() ? s_.rx_faults[p] : sw::FaultSpec{};
@@ -194,16 +195,16 @@ void Worker::flush_tx(size_t port, uint64_t now) {
   auto& q = tx_[port];
   PortTelemetry& pt = t_.ports[std::min(port, kMaxPorts - 1)];
   MbufFaultStage& f = *tx_fault_[port];
-  if (MbufEgress& eg = *egress_[port]; eg.enabled()) {
-    // What the classes and the line rate let leave now, at most the staging vector (reserved:
-    // no allocation). A frame the port then refuses is dropped and counted, as without classes.
-    q.resize(q.capacity());
-    q.resize(eg.dequeue(now, q.data(), q.size()));
-  }
   size_t n = q.size();
   rte_mbuf** frames = q.data();
+  if (MbufEgress& eg = *egress_[port]; eg.enabled()) {
+    // What the classes and the line rate let leave now (queue_tx put nothing in q). A frame
+    // the port then refuses is dropped and counted, as without classes.
+    n = eg.dequeue(now, egress_out_.data(), egress_out_.size());
+    frames = egress_out_.data();
+  }
   if (f.spec().enabled() || f.held() > 0) {
-    n = f.process(q.data(), q.size(), tx_faulted_.data(), tx_faulted_.size(), now);
+    n = f.process(frames, n, tx_faulted_.data(), tx_faulted_.size(), now);
     n += f.release(now, tx_faulted_.data() + n, tx_faulted_.size() - n);
     frames = tx_faulted_.data();
   }

@@ -112,6 +112,9 @@ class Worker {
   std::vector<std::vector<rte_mbuf*>> tx_;  // per port, pending
   std::vector<std::unique_ptr<MbufFaultStage>> rx_fault_, tx_fault_;
   std::vector<std::unique_ptr<MbufEgress>> egress_;  // per port
+  // What one flush takes from a port's egress: frames beyond it leave on the next loop.
+  static constexpr size_t kEgressFramesPerFlush = 512;
+  std::vector<rte_mbuf*> egress_out_;
   struct Progress {
     uint32_t group_id;
     uint64_t value, since_ns;
