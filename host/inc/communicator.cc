@@ -7,9 +7,9 @@
 
 #include "host/collective/collective_runner.h"
 #include "host/collective/layout.h"
+#include "host/collective/piece_size.h"
 #include "host/collective/plan.h"
 #include "host/fallback/host_collectives.h"
-#include "host/inc/piece_size.h"
 #include "host/transport/endpoint.h"
 
 namespace epic::inc {
@@ -152,72 +152,26 @@ Request Communicator::post(CollectiveType type, DType t, ReduceOp op, uint16_t r
   const size_t max_message = transport_->kind() == "verbs"
                                  ? size_t{config_.transport.window} * config_.transport.pmtu
                                  : SIZE_MAX;
-  const size_t piece = piece_elements(type, esz, R, config_.max_collective_bytes, max_message);
-  if (type == CollectiveType::kBarrier) {
-    o.pieces.push_back({vocab::CollectiveDescriptor{type, t, op, 0, 0}, nullptr, 0, nullptr, 0});
-  } else {
-    const size_t n_pieces = (count + piece - 1) / piece;
-    const bool split = n_pieces > 1;
-    if (split && type == CollectiveType::kReduceScatter) o.send_staging.resize(R * count * esz);
-    if (split && type == CollectiveType::kAllGather) {
-      o.recv_staging.resize(R * count * esz);
-      o.gather_to = recv;
-      o.gather_count_bytes = count * esz;
-    }
-    for (size_t a = 0; a < count; a += piece) {
-      const size_t n = std::min(piece, count - a);
-      Piece p;
-      p.desc = {type, t, op, rooted ? root : uint16_t{0}, static_cast<uint32_t>(n)};
-      p.first = a;
-      p.n = n;
-      const size_t off = a * esz, len = n * esz;
-      switch (type) {
-        case CollectiveType::kAllReduce:
-          p = {p.desc, send + off, len, recv + off, len, a, n};
-          break;
-        case CollectiveType::kReduce:
-          p = {p.desc, send + off, len, me == root ? recv + off : nullptr, me == root ? len : 0,
-               a,      n};
-          break;
-        case CollectiveType::kBroadcast:
-          p = {p.desc, me == root ? recv + off : nullptr, me == root ? len : 0, recv + off, len, a,
-               n};
-          break;
-        case CollectiveType::kReduceScatter:
-          if (split) {
-            uint8_t* block = o.send_staging.data() + R * off;
-            for (uint16_t q = 0; q < R; ++q) {
-              std::memcpy(block + q * len, send + q * count * esz + off, len);
-            }
-            p = {p.desc, block, R * len, recv + off, len, a, n};
-          } else {
-            p = {p.desc, send, R * len, recv, len, a, n};
-          }
-          break;
-        case CollectiveType::kAllGather:
-          p = {p.desc,  send + off, len, split ? o.recv_staging.data() + R * off : recv,
-               R * len, a,          n};
-          break;
-        case CollectiveType::kBarrier:
-          break;
-      }
-      o.pieces.push_back(p);
-    }
-  }
+  const size_t piece =
+      host::piece_elements(type, esz, R, config_.max_collective_bytes, max_message);
+  o.split = host::split_call(vocab::CollectiveDescriptor{type, t, op, rooted ? root : uint16_t{0},
+                                                         static_cast<uint32_t>(count)},
+                             me, R, send, recv, piece);
   // Small inputs are copied: the request then completes when its results are in, while the
   // copy stays until the switch acknowledged the uploads (retired_inputs_).
   // (A split ReduceScatter already reads a packed copy.)
+  std::vector<uint8_t>& staging = o.split.send_staging;
   size_t user_bytes = 0;
-  if (o.send_staging.empty()) {
-    for (const Piece& p : o.pieces) user_bytes += p.send_len;
+  if (staging.empty()) {
+    for (const host::CollectivePiece& p : o.split.pieces) user_bytes += p.send_len;
   }
-  if (user_bytes > 0 && user_bytes <= config_.copy_send_bytes && o.send_staging.empty()) {
-    o.send_staging.resize(user_bytes);
+  if (user_bytes > 0 && user_bytes <= config_.copy_send_bytes && staging.empty()) {
+    staging.resize(user_bytes);
     size_t at = 0;
-    for (Piece& p : o.pieces) {
+    for (host::CollectivePiece& p : o.split.pieces) {
       if (p.send_len == 0) continue;
-      std::memcpy(o.send_staging.data() + at, p.send, p.send_len);
-      p.send = o.send_staging.data() + at;
+      std::memcpy(staging.data() + at, p.send, p.send_len);
+      p.send = staging.data() + at;
       at += p.send_len;
     }
     user_bytes = 0;
@@ -249,9 +203,9 @@ void Communicator::progress() {
   // Start the next piece as soon as the previous collective has its results.
   while (runner_->done()) {
     auto op = std::find_if(ops_.begin(), ops_.end(),
-                           [](const Op& o) { return o.started < o.pieces.size(); });
+                           [](const Op& o) { return o.started < o.split.pieces.size(); });
     if (op == ops_.end()) break;
-    const Piece& p = op->pieces[op->started];
+    const host::CollectivePiece& p = op->split.pieces[op->started];
     if (!runner_->start(p.desc, {p.send, p.send_len}, {p.recv, p.recv_len})) {
       break_with(Code::kTransport, op->what + ": " + runner_->error());
       return;
@@ -264,23 +218,13 @@ void Communicator::progress() {
   // (Mode-II acknowledges an upload once its receivers acknowledged the result).
   while (!ops_.empty()) {
     Op& op = ops_.front();
-    if (op.started < op.pieces.size()) break;
+    if (op.started < op.split.pieces.size()) break;
     const bool results_in = runner_->done() || runner_->started() > op.last_index + 1;
     const bool uploads_acked = runner_->sends_busy_from() > op.last_index;
     if (!results_in || (op.user_send && !uploads_acked)) break;
-    if (!uploads_acked && !op.send_staging.empty()) {
-      retired_inputs_.emplace_back(op.last_index, std::move(op.send_staging));
-    }
-    if (op.gather_to != nullptr) {
-      const uint16_t R = config_.ranks;
-      const size_t esz = vocab::wire_bytes(op.pieces.front().desc.dtype);
-      for (const Piece& p : op.pieces) {
-        const uint8_t* block = op.recv_staging.data() + R * p.first * esz;
-        for (uint16_t q = 0; q < R; ++q) {
-          std::memcpy(op.gather_to + q * op.gather_count_bytes + p.first * esz,
-                      block + q * p.n * esz, p.n * esz);
-        }
-      }
+    op.split.finish();  // an AllGather split: its results to the caller's buffer
+    if (!uploads_acked && !op.split.send_staging.empty()) {
+      retired_inputs_.emplace_back(op.last_index, std::move(op.split.send_staging));
     }
     finished_[op.id] = {};
     ops_.pop_front();

@@ -35,6 +35,7 @@
 #include <string_view>
 #include <vector>
 
+#include "host/collective/split_call.h"
 #include "host/inc/comm_config.h"
 #include "host/inc/manager_join.h"
 #include "proto/vocab/collective.h"
@@ -125,26 +126,15 @@ class Communicator {
   std::string describe() const;
 
  private:
-  struct Piece {
-    vocab::CollectiveDescriptor desc;
-    const uint8_t* send = nullptr;
-    size_t send_len = 0;
-    uint8_t* recv = nullptr;
-    size_t recv_len = 0;
-    size_t first = 0;  // elements [first, first + n) of the call (per rank's chunk)
-    size_t n = 0;
-  };
   struct Op {
     uint64_t id = 0;
     std::string what;  // "allreduce(fp32 sum, 1048576 elements)"
-    std::vector<Piece> pieces;
-    size_t started = 0;                 // pieces handed to the runner
-    uint64_t last_index = 0;            // runner index of the last piece started
-    std::vector<uint8_t> send_staging;  // a copy of the input (small calls, ReduceScatter split)
-    bool user_send = false;             // pieces read the caller's send buffer
-    std::vector<uint8_t> recv_staging;  // AllGather split: packed result
-    uint8_t* gather_to = nullptr;       // AllGather split: the user's result
-    size_t gather_count_bytes = 0;      // bytes per rank in the user's result
+    // The call's collectives (split_call.h); its send_staging also holds the copy of a small
+    // call's input.
+    host::SplitCall split;
+    size_t started = 0;       // pieces handed to the runner
+    uint64_t last_index = 0;  // runner index of the last piece started
+    bool user_send = false;   // pieces read the caller's send buffer
   };
 
   explicit Communicator(const CommConfig& config);

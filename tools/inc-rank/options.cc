@@ -76,8 +76,8 @@ group (the same on every rank, as in the switch's configuration):
   --ranks N                   ranks in the group (required)
   --initial-psn P             the group's initial PSN, 0 .. 0xffffff (required)
   --window MW                 the group's window MW, a power of two up to 4096 (required);
-                              verbs: enforced in software over whole messages, so keep
-                              messages (--plan sizes) within MW packets
+                              verbs: a plan item larger than MW packets per message
+                              runs as several collectives, as libinc splits a call
   --pmtu N                    path MTU: 256 512 1024 2048 4096 (default 1024)
   --accumulator NAME          the group's accumulator profile: fp32_arrival (default) or
                               kulisch_fixed (exact float sums, rounded once)
@@ -97,6 +97,9 @@ plan:
                               rank's chunk). Example:
                               allreduce:int32:sum:1048576,barrier,broadcast:fp32:root=2:4096
   --reps K                    run the plan K times (default 1)
+  --no-split                  verbs: post every plan item as one collective, even where its
+                              RC message passes MW x path MTU (the NIC then sends it whole,
+                              beyond the window: docs/libinc.md "Messages and the window")
   --seed S                    seed of every rank's inputs (default 1)
   --inputs exact|adversarial  exact (default): values every profile reduces exactly;
                               adversarial: float values whose sums only kulisch_fixed
@@ -201,6 +204,8 @@ ParsedOptions parse_options(int argc, const char* const* argv) {
   std::string accumulator, group_dtype, inputs = "exact";
   app.add_option("--accumulator", accumulator);
   app.add_option("--group-dtype", group_dtype);
+  bool no_split = false;
+  app.add_flag("--no-split", no_split);
   app.add_option("--inputs", inputs)->check(CLI::IsMember({"exact", "adversarial"}));
   app.add_option("--dump", o.dump_path);
   app.add_option("--plan", o.plan_text);
@@ -296,6 +301,7 @@ ParsedOptions parse_options(int argc, const char* const* argv) {
     if (std::string why = check_rate(name, v); !why.empty()) return fail(why);
   }
   o.adversarial = inputs == "adversarial";
+  o.split = !no_split;
   if (!accumulator.empty()) {
     const auto p = vocab::parse_profile(accumulator);
     if (!p)

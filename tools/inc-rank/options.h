@@ -65,6 +65,10 @@ struct Options {
   // Inputs: "exact" (host::exact_input, reducible in any order) or "adversarial"
   // (host::adversarial_input: float values whose sums only an exact profile gets right).
   bool adversarial = false;
+  // verbs: a plan item whose RC message would pass MW x path MTU runs as several collectives,
+  // as libinc splits a call (host/collective/piece_size.h, split_call.h); --no-split posts it
+  // as one (a NIC sends a whole message whatever the window: docs/libinc.md).
+  bool split = true;
   // When set: one JSON line per collective with this rank's input and result (hex), for a
   // checker outside EPIC (tests/integration/incd_exact.py).
   std::string dump_path;

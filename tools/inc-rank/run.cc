@@ -18,7 +18,9 @@
 #include "host/collective/expected.h"
 #include "host/collective/inputs.h"
 #include "host/collective/layout.h"
+#include "host/collective/piece_size.h"
 #include "host/collective/plan.h"
+#include "host/collective/split_call.h"
 #include "host/transport/soft/io/mono_clock.h"
 #include "host/transport/soft/io/soft_nic.h"
 #include "host/transport/soft/io/soft_transport.h"
@@ -177,11 +179,27 @@ CollectiveOutcome check(const Options& o, uint64_t k, const vocab::CollectiveDes
   return c;
 }
 
+// Elements per collective of plan item `d` (host/collective/piece_size.h): for verbs, every RC
+// message within MW x path MTU, as libinc splits a call; unbounded for the soft transport (it
+// paces packets itself) and with --no-split.
+size_t piece_of(const Options& o, const vocab::CollectiveDescriptor& d) {
+  const size_t max_message =
+      o.transport == "verbs" && o.split ? size_t{o.window} * o.pmtu : SIZE_MAX;
+  return host::piece_elements(d.type, vocab::wire_bytes(d.dtype), o.ranks,
+                              vocab::kMaxCollectiveBytes, max_message);
+}
+
 Stop run_plan(host::Transport& qp, const Options& o, Summary& sum) {
   host::CollectiveRunner runner(qp, o.rank, o.ranks);
-  // Inputs stay alive until the QP no longer reads them (after the collective's uploads are
-  // acknowledged, which can be after its results are in).
-  std::deque<std::pair<uint64_t, std::vector<uint8_t>>> inputs;
+  // A plan item's input (and its split's staging) stays alive until the QP no longer reads it:
+  // after the uploads of its last collective are acknowledged, which can be after its results
+  // are in.
+  struct Input {
+    uint64_t last = 0;  // runner index of its last collective
+    std::vector<uint8_t> data;
+    host::SplitCall split;
+  };
+  std::deque<Input> inputs;
   std::vector<uint8_t> result;
   // Destroyed before `inputs` and `result`: a run that stops early withdraws the work
   // requests still pointing into them (Endpoint::flush) before they are freed.
@@ -203,18 +221,27 @@ Stop run_plan(host::Transport& qp, const Options& o, Summary& sum) {
   const uint64_t total = uint64_t{o.reps} * o.plan.size();
   for (uint64_t k = 0; k < total; ++k) {
     const vocab::CollectiveDescriptor& d = o.plan[k % o.plan.size()];
-    while (!inputs.empty() && inputs.front().first < runner.sends_busy_from()) inputs.pop_front();
-    inputs.emplace_back(k, o.adversarial ? host::adversarial_input(d, o.ranks, o.seed, k, o.rank)
-                                         : host::exact_input(d, o.ranks, o.seed, k, o.rank));
+    while (!inputs.empty() && inputs.front().last < runner.sends_busy_from()) inputs.pop_front();
+    Input& in = inputs.emplace_back();
+    in.data = o.adversarial ? host::adversarial_input(d, o.ranks, o.seed, k, o.rank)
+                            : host::exact_input(d, o.ranks, o.seed, k, o.rank);
     result.assign(host::recv_bytes(d, o.rank, o.ranks), 0xEE);
+    in.split = host::split_call(d, o.rank, o.ranks, in.data.data(), result.data(), piece_of(o, d));
     const auto t0 = io::MonoClock::now();
-    if (!runner.start(d, inputs.back().second, result)) return {kExitSetup, runner.error()};
-    const bool finished = qp.run_until(
-        [&] {
-          advance();
-          return runner.done() || !runner.error().empty();
-        },
-        timeout);
+    bool finished = true;
+    for (const host::CollectivePiece& p : in.split.pieces) {
+      if (!runner.start(p.desc, {p.send, p.send_len}, {p.recv, p.recv_len}))
+        return {kExitSetup, runner.error()};
+      in.last = runner.started() - 1;
+      finished = qp.run_until(
+          [&] {
+            advance();
+            return runner.done() || !runner.error().empty();
+          },
+          timeout);
+      if (!finished || !runner.error().empty()) break;
+    }
+    in.split.finish();
     const double us = std::chrono::duration<double, std::micro>(io::MonoClock::now() - t0).count();
     if (!runner.error().empty()) return {kExitSetup, runner.error()};
     if (!finished) {
@@ -226,7 +253,7 @@ Stop run_plan(host::Transport& qp, const Options& o, Summary& sum) {
                               runner.dump()};
     }
     const CollectiveOutcome c = check(o, k, d, result, us);
-    if (dump_file) dump(dump_file.get(), k, d, inputs.back().second, result);
+    if (dump_file) dump(dump_file.get(), k, d, in.data, result);
     ++sum.collectives;
     if (c.first_difference) ++sum.failed;
     std::printf("%s\n", collective_line(o.rank, c, o.json).c_str());

@@ -1,8 +1,8 @@
-// piece_elements (host/inc/piece_size.h): libinc's split of a call into collectives keeps the
+// piece_elements (host/collective/piece_size.h): libinc's split of a call into collectives keeps the
 // whole collective within its byte bound and, for a verbs NIC, every RC message within the
 // window: an 80 KB fp32 AllReduce at window 64 and path MTU 1024 (79 packets, the message
 // rdma_rxe ranks stalled on under loss) becomes two collectives of at most 64 packets.
-#include "host/inc/piece_size.h"
+#include "host/collective/piece_size.h"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include "proto/vocab/collective_map.h"
 #include "proto/vocab/limits.h"
 
-namespace epic::inc {
+namespace epic::host {
 namespace {
 
 using vocab::CollectiveType;
@@ -54,4 +54,4 @@ TEST(PieceSize, AVerbsMessageStaysWithinTheWindow) {
 }
 
 }  // namespace
-}  // namespace epic::inc
+}  // namespace epic::host

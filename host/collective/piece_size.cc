@@ -1,11 +1,11 @@
-#include "host/inc/piece_size.h"
+#include "host/collective/piece_size.h"
 
 #include <algorithm>
 #include <cstdint>
 
 #include "proto/vocab/limits.h"
 
-namespace epic::inc {
+namespace epic::host {
 
 size_t piece_elements(vocab::CollectiveType type, size_t esz, size_t ranks,
                       size_t max_collective_bytes, size_t max_message_bytes) {
@@ -18,4 +18,4 @@ size_t piece_elements(vocab::CollectiveType type, size_t esz, size_t ranks,
   return std::max<size_t>(1, piece);
 }
 
-}  // namespace epic::inc
+}  // namespace epic::host
