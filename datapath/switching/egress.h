@@ -197,9 +197,10 @@ class Egress {
   static void add_tokens(int64_t& tokens, uint64_t rate_bps, uint64_t dt_ns) {
     if (rate_bps == 0) return;
     const int64_t cap = bucket_cap(rate_bps);
-    const unsigned __int128 add = static_cast<unsigned __int128>(rate_bps) * dt_ns;
-    const unsigned __int128 room = static_cast<unsigned __int128>(cap - std::min(tokens, cap));
-    tokens += static_cast<int64_t>(std::min(add, room));
+    // room < 2^63; rate x dt is computed only when it is at most room, so it cannot overflow.
+    const auto room = static_cast<uint64_t>(cap - std::min(tokens, cap));
+    const uint64_t add = dt_ns > room / rate_bps ? room : rate_bps * dt_ns;
+    tokens += static_cast<int64_t>(add);
   }
   void refill(uint64_t now_ns) {
     if (now_ns > last_ns_) {
