@@ -1,5 +1,5 @@
-// piece_elements (host/collective/piece_size.h): libinc's split of a call into collectives keeps the
-// whole collective within its byte bound and, for a verbs NIC, every RC message within the
+// piece_elements (host/collective/piece_size.h): libinc's split of a call into collectives keeps
+// the whole collective within its byte bound and, for a verbs NIC, every RC message within the
 // window: an 80 KB fp32 AllReduce at window 64 and path MTU 1024 (79 packets, the message
 // rdma_rxe ranks stalled on under loss) becomes two collectives of at most 64 packets.
 #include "host/collective/piece_size.h"
