@@ -147,7 +147,10 @@ class Lab:
         spine.add_port(leaf.name, down)
 
     # --- incd ---------------------------------------------------------------------------------
-    def write_config(self, s, groups, faults=(), workers=1, lcores="0-1", extra=None):
+    def write_config(self, s, groups, faults=(), workers=1, lcores="0-1", extra=None,
+                     rate_mbps=None):
+        """incd's config for switch s; `rate_mbps` sets every port's line rate (incd's egress,
+        docs/traffic-classes.md), `extra` adds top-level keys."""
         cfg = {
             "eal": {"lcores": lcores, "hugepages": False, "memory_mb": 256,
                     "file_prefix": f"incd-{self.sfx}-{s.name}", "log_level": "warning"},
@@ -157,7 +160,8 @@ class Lab:
             # Ring slots of a jumbo MTU take a block each: fewer of them, about the same memory.
             "ports": [{"name": p, "mtu": self.mtu,
                        "device": f"net_af_packet{i},iface={ifn},"
-                                 f"framecnt={4096 if self.mtu <= 1500 else 2048}"}
+                                 f"framecnt={4096 if self.mtu <= 1500 else 2048}",
+                       **({"rate_mbps": rate_mbps} if rate_mbps else {})}
                       for i, (p, ifn) in enumerate(s.ports)],
             "switch": {"inc_addresses": [{"ipv4": s.ip, "mac": s.mac}],
                        "l2_aging_s": 300, "l2_table_size": 4096, "bad_icrc": "pass"},

@@ -41,7 +41,8 @@ SplitCall split_call(const vocab::CollectiveDescriptor& call, uint16_t rank, uin
     out.gather_to = recv;
     out.gather_count_bytes = count * esz;
   }
-  for (size_t a = 0; a < count || (count == 0 && a == 0); a += piece) {
+  size_t a = 0;
+  do {  // a call of 0 elements is one piece of 0
     const size_t n = std::min(piece, count - a);
     CollectivePiece p;
     p.desc = call;
@@ -80,8 +81,8 @@ SplitCall split_call(const vocab::CollectiveDescriptor& call, uint16_t rank, uin
         break;
     }
     out.pieces.push_back(p);
-    if (count == 0) break;
-  }
+    a += piece;
+  } while (a < count);
   return out;
 }
 

@@ -93,11 +93,7 @@ def run(lab, sw, name, classes, flood, args, reps):
     extra = {"traffic_classes": classes} if classes else None
     group = lab.group(1, GROUP, [lab.rank_child(r) for r in lab.ranks[:GROUP]])
     group["dscp"] = DSCP
-    lab.write_config(sw, [group], extra=extra)
-    cfg = json.load(open(sw.config_path))
-    for p in cfg["ports"]:
-        p["rate_mbps"] = args.rate_mbps
-    json.dump(cfg, open(sw.config_path, "w"), indent=1)
+    lab.write_config(sw, [group], extra=extra, rate_mbps=args.rate_mbps)
     lab.start_incd(sw)
     src, dst = lab.ranks[GROUP], lab.ranks[0]
     flood_procs = []

@@ -21,7 +21,6 @@ Every rank verifies every result bit for bit. Prints "INCD_ECN PASS|FAIL". Remov
 created; needs root.
   incd_ecn.py BUILD_DIR
 """
-import json
 import os
 import sys
 
@@ -46,14 +45,8 @@ def summaries(results):
 def run_case(lab, s, name, traffic_class, depth=False):
     group = lab.group(1, RANKS, [lab.rank_child(r) for r in lab.ranks])
     if depth:
-        lab.write_config(s, [group], extra={"traffic_classes": [{"name": "all",
-                                                                 "ecn_threshold_kb": 4}]})
-        with open(s.config_path) as f:
-            cfg = json.load(f)
-        for p in cfg["ports"]:
-            p["rate_mbps"] = 20
-        with open(s.config_path, "w") as f:
-            json.dump(cfg, f, indent=1)
+        lab.write_config(s, [group], rate_mbps=20,
+                         extra={"traffic_classes": [{"name": "all", "ecn_threshold_kb": 4}]})
     else:
         lab.write_config(s, [group], faults=[{"port": lab.ranks[0].port_name, "direction": "rx",
                                               "mark_ce": 0.05, "seed": 11}])
